@@ -1,0 +1,105 @@
+"""The answer-value grammar shared by env and files, and answer normalization.
+
+A value is what a person writes to preseed one answer:
+
+- a string: the option label, or the free text of a question without options;
+- an array of strings: the selected labels;
+- ``{"selected": [...], "custom": "..."}`` (either key optional): explicit form;
+- ``null``: an explicit skip.
+
+`fit_answer` turns a value into the protocol's answer item for one question,
+applying the answer semantics, or raises ``BAD_ANSWER``: an invalid label is
+never passed on, and a value that does not fit never falls through silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+import msgspec
+
+from ._errors import UserQuestionError
+from ._messages import AskUserQuestionAnswerItem, AskUserQuestionItem
+from ._validation import format_validation_error
+
+
+class ExplicitAnswer(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """The object form. Unknown keys are refused: a typo such as ``selcted``
+    would otherwise turn an intended answer into a silent skip."""
+
+    selected: list[str] | None = None
+    custom: str | None = None
+
+
+AnswerValue = str | list[str] | ExplicitAnswer | None
+
+
+class GrammarError(ValueError):
+    """A value outside the grammar; the message names the path within its source."""
+
+
+def parse_value(raw: Any, path: str) -> AnswerValue:
+    """Check a decoded JSON/TOML value against the grammar."""
+    try:
+        value: AnswerValue = msgspec.convert(raw, AnswerValue)
+        return value
+    except msgspec.ValidationError as exc:
+        detail = format_validation_error(exc).replace("$", path, 1)
+        raise GrammarError(
+            f"{detail} (an answer is a label, a list of labels,"
+            ' {"selected": [...], "custom": "..."} or null)'
+        ) from None
+
+
+def parse_mapping(raw: Any, path: str) -> dict[str, AnswerValue]:
+    """A mapping of question id to value, checked value by value so that an
+    error names the question id rather than msgspec's anonymous ``$[...]``."""
+    if not isinstance(raw, Mapping):
+        raise GrammarError(f"{path}: expected a table/object of question id = answer")
+    return {str(key): parse_value(value, f"{path}.{key}") for key, value in raw.items()}
+
+
+def fit_answer(
+    question: AskUserQuestionItem, value: AnswerValue, source: str
+) -> AskUserQuestionAnswerItem:
+    """Normalize ``value`` as the answer to ``question``, or raise BAD_ANSWER."""
+    selected, custom = _split(question, value)
+    labels = question.labels
+    if selected and not labels:
+        _bad(question, source, value, "the question has no options, so only custom text fits")
+    unknown = [label for label in selected if label not in labels]
+    if unknown:
+        _bad(question, source, value, f"{_show(unknown[0])} is not one of its options")
+    wanted = set(selected)
+    # Option order, not answer order: answers then compare equal however given.
+    chosen = [label for label in labels if label in wanted]
+    if len(chosen) > 1 and not question.multi_select:
+        _bad(question, source, value, "several labels for a single-select question")
+    item = AskUserQuestionAnswerItem(id=question.id, selected=chosen)
+    if custom:  # an empty custom string counts as no custom
+        item.custom = custom
+        if not question.multi_select:
+            item.selected = []  # on single-select, custom text overrides the label
+    return item
+
+
+def _split(question: AskUserQuestionItem, value: AnswerValue) -> tuple[list[str], str | None]:
+    if value is None:
+        return [], None
+    if isinstance(value, str):
+        return ([value], None) if question.options else ([], value)
+    if isinstance(value, list):
+        return value, None
+    return value.selected or [], value.custom
+
+
+def _bad(question: AskUserQuestionItem, source: str, value: AnswerValue, why: str) -> NoReturn:
+    raise UserQuestionError(
+        "BAD_ANSWER",
+        f"question {_show(question.id)}: the {source} answer {_show(value)} does not fit: {why}",
+    )
+
+
+def _show(value: Any) -> str:
+    return msgspec.json.encode(value).decode()

@@ -1,0 +1,50 @@
+"""The registry of answerers: name -> factory. One answerer, one module.
+
+Adding an answerer is one module plus one line here; no other answerer and
+neither the chain nor the serve loop changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .._chain import Answerer, Chain
+from ._config import ChainConfig, StartupError
+from .answers_file import FileAnswerer
+from .env_answers import EnvAnswerer
+from .tty_prompt import TtyAnswerer
+
+Factory = Callable[[ChainConfig], Answerer]
+
+ANSWERERS: dict[str, Factory] = {
+    "env": EnvAnswerer.from_config,
+    "file": FileAnswerer.from_config,
+    "tty": TtyAnswerer.from_config,
+}
+
+DEFAULT_ORDER = ("env", "file", "tty")
+
+
+def parse_names(text: str) -> list[str]:
+    """``env,file`` -> names, refusing unknown and repeated ones (a usage error)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ANSWERERS]
+    if unknown:
+        raise StartupError(f"unknown answerer {unknown[0]!r} (known: {', '.join(ANSWERERS)})")
+    if len(set(names)) != len(names):
+        raise StartupError(f"an answerer is named twice in {text!r}")
+    return names
+
+
+def build_chain(names: Sequence[str], config: ChainConfig) -> Chain:
+    return Chain([ANSWERERS[name](config) for name in names])
+
+
+__all__ = [
+    "ANSWERERS",
+    "DEFAULT_ORDER",
+    "ChainConfig",
+    "StartupError",
+    "build_chain",
+    "parse_names",
+]

@@ -1,0 +1,20 @@
+"""What the answerer factories are built from: the settings of one run."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class StartupError(Exception):
+    """A setting that stops userq before it reads any request (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    #: The environment userq started with (answerers read their variables here,
+    #: never from os.environ, so they are testable without a process).
+    environ: Mapping[str, str] = field(default_factory=dict)
+    #: ``--answers`` files in command-line order (later files win).
+    answer_files: tuple[Path, ...] = ()

@@ -1,0 +1,125 @@
+"""The ``file`` answerer: answers preseeded in TOML or JSON files.
+
+Files are read once, at startup, so a broken file stops userq before it reads
+a request rather than failing the first ask that happens to need it.
+Answers are reusable: the same question id asked again gets the same answer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from .._answer_values import AnswerValue, GrammarError, parse_mapping
+from .._messages import AskUserQuestionItem, AskUserQuestionRequest
+from ._config import ChainConfig, StartupError
+
+FILES_VARIABLE = "USERQ_ANSWERS_FILE"
+_TOP_LEVEL_KEYS = {"answers", "agents"}
+
+
+class AnswerSet(msgspec.Struct):
+    """Answers for everyone, and answers only for asks from one agent."""
+
+    common: dict[str, AnswerValue] = {}
+    by_agent: dict[str, dict[str, AnswerValue]] = {}
+
+    def update(self, other: AnswerSet) -> None:
+        """Layer ``other`` on top: its answers win, key by key."""
+        self.common.update(other.common)
+        for agent, answers in other.by_agent.items():
+            self.by_agent.setdefault(agent, {}).update(answers)
+
+    def lookup(self, question_id: str, agent: str | None) -> tuple[bool, AnswerValue]:
+        # An agent-scoped answer wins over the common one for that agent.
+        for scope in (self.by_agent.get(agent or "", {}) if agent else {}, self.common):
+            if question_id in scope:
+                return True, scope[question_id]
+        return False, None
+
+
+class FileAnswerer:
+    name = "file"
+    interactive = False
+
+    def __init__(self, answers: AnswerSet) -> None:
+        self._answers = answers
+
+    @classmethod
+    def from_config(cls, config: ChainConfig) -> FileAnswerer:
+        return cls(load_files(files_in_order(config)))
+
+    async def answer(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        agent = request.agent.id if request.agent else None
+        found: dict[str, AnswerValue] = {}
+        for question in open_questions:
+            known, value = self._answers.lookup(question.id, agent)
+            if known:
+                found[question.id] = value
+        return found
+
+
+def files_in_order(config: ChainConfig) -> list[Path]:
+    """``USERQ_ANSWERS_FILE`` first, then ``--answers``: the command line wins."""
+    from_env = config.environ.get(FILES_VARIABLE, "")
+    return [Path(p) for p in from_env.split(os.pathsep) if p] + list(config.answer_files)
+
+
+def load_files(paths: Iterable[Path]) -> AnswerSet:
+    merged = AnswerSet()
+    for path in paths:
+        merged.update(load_file(path))
+    return merged
+
+
+def load_file(path: Path) -> AnswerSet:
+    raw = _decode(path, _read(path))
+    try:
+        return _to_answer_set(raw)
+    except GrammarError as exc:
+        raise StartupError(f"answers file {path}: {exc}") from None
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise StartupError(f"answers file {path}: cannot read it: {exc.strerror}") from None
+
+
+def _decode(path: Path, data: bytes) -> Any:
+    suffix = path.suffix.lower()
+    if suffix not in (".toml", ".json"):
+        raise StartupError(f"answers file {path}: the name must end in .toml or .json")
+    try:
+        return msgspec.toml.decode(data) if suffix == ".toml" else msgspec.json.decode(data)
+    except msgspec.DecodeError as exc:
+        raise StartupError(f"answers file {path}: not valid {suffix[1:].upper()}: {exc}") from None
+
+
+def _to_answer_set(raw: Any) -> AnswerSet:
+    if not isinstance(raw, Mapping):
+        raise GrammarError("$: expected a table/object with [answers] and/or [agents.NAME.answers]")
+    unknown = sorted(set(raw) - _TOP_LEVEL_KEYS)
+    if unknown:
+        raise GrammarError(f"$.{unknown[0]}: unknown key (expected answers or agents)")
+    agents = raw.get("agents", {})
+    if not isinstance(agents, Mapping):
+        raise GrammarError("$.agents: expected a table/object of agent id -> {answers = ...}")
+    return AnswerSet(
+        common=parse_mapping(raw.get("answers", {}), "$.answers"),
+        by_agent={str(agent): _agent_answers(agent, table) for agent, table in agents.items()},
+    )
+
+
+def _agent_answers(agent: str, table: Any) -> dict[str, AnswerValue]:
+    path = f"$.agents.{agent}"
+    if not isinstance(table, Mapping) or set(table) - {"answers"}:
+        raise GrammarError(f"{path}: expected only an answers table")
+    return parse_mapping(table.get("answers", {}), f"{path}.answers")

@@ -1,0 +1,87 @@
+"""The ``env`` answerer: answers supplied in environment variables.
+
+``USERQ_ANSWER_<ID>`` answers one question; ``USERQ_ANSWERS`` holds a JSON
+object of question id -> answer. A per-id variable wins over the object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from .._answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
+from .._messages import AskUserQuestionItem, AskUserQuestionRequest
+from ._config import ChainConfig, StartupError
+
+PREFIX = "USERQ_ANSWER_"
+MAP_VARIABLE = "USERQ_ANSWERS"
+_NOT_NAME_CHAR = re.compile(r"[^A-Z0-9]")
+
+
+def variable_for(question_id: str) -> str:
+    """The per-question variable: id upper-cased, anything but A-Z0-9 -> ``_``."""
+    return PREFIX + _NOT_NAME_CHAR.sub("_", question_id.upper())
+
+
+class EnvAnswerer:
+    name = "env"
+    interactive = False
+
+    def __init__(self, per_variable: Mapping[str, AnswerValue], by_id: Mapping[str, AnswerValue]):
+        self._per_variable = dict(per_variable)
+        self._by_id = dict(by_id)
+
+    @classmethod
+    def from_config(cls, config: ChainConfig) -> EnvAnswerer:
+        environ = config.environ
+        per_variable = {
+            name: _parse_loose(name, text)
+            for name, text in environ.items()
+            if name.startswith(PREFIX) and len(name) > len(PREFIX)
+        }
+        return cls(per_variable, _parse_map(environ.get(MAP_VARIABLE)))
+
+    async def answer(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        found: dict[str, AnswerValue] = {}
+        for question in open_questions:
+            variable = variable_for(question.id)
+            if variable in self._per_variable:
+                found[question.id] = self._per_variable[variable]
+            elif question.id in self._by_id:
+                found[question.id] = self._by_id[question.id]
+        return found
+
+
+def _parse_loose(name: str, text: str) -> AnswerValue:
+    """JSON when the text is a JSON string, array, object or null; otherwise
+    the raw text, so ``USERQ_ANSWER_CLEANUP='No, keep them'`` needs no quotes."""
+    try:
+        raw: Any = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text
+    if not isinstance(raw, str | list | dict | type(None)):
+        return text  # 42 or true: the label "42" / "true", as typed
+    try:
+        return parse_value(raw, name)
+    except GrammarError as exc:
+        raise StartupError(f"environment variable {exc}") from None
+
+
+def _parse_map(text: str | None) -> dict[str, AnswerValue]:
+    if text is None:
+        return {}
+    try:
+        raw = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise StartupError(
+            f"environment variable {MAP_VARIABLE} is not valid JSON: {exc}"
+        ) from None
+    try:
+        return parse_mapping(raw, MAP_VARIABLE)
+    except GrammarError as exc:
+        raise StartupError(f"environment variable {exc}") from None

@@ -1,0 +1,41 @@
+"""The error taxonomy. The codes are the API; messages are for humans."""
+
+from __future__ import annotations
+
+from ._messages import ErrorBody, ErrorCode, ErrorResponse
+
+
+class UserQuestionError(Exception):
+    """An ask that ended without an answer, with a stable ``code``."""
+
+    name = "UserQuestionError"
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code: ErrorCode = code
+        self.message = message
+
+    def to_response(self, ask_id: str | None = None, line: int | None = None) -> ErrorResponse:
+        body = ErrorBody(name="UserQuestionError", code=self.code, message=self.message)
+        if line is not None:
+            body.line = line
+        response = ErrorResponse(error=body)
+        if ask_id is not None:
+            response.id = ask_id
+        return response
+
+
+#: Every code with its one-line meaning; the man page and protocol spec are
+#: checked against this table so they cannot drift.
+ERROR_CODES: dict[ErrorCode, str] = {
+    "BAD_REQUEST": "the line is not a valid request (the message names the field path)",
+    "EMPTY_QUESTIONS": "an ask with an empty questions list",
+    "CALLER_NOT_LIVE": "the asking agent is not registered, or its instance differs",
+    "DELEGATED_CALLER": "the asking agent has an owner, so it has no human to ask",
+    "BAD_INTENT": "an intent that does not fit its question",
+    "NO_PROVIDER": "no answerer in the chain answered some question",
+    "BAD_ANSWER": "a preseeded answer does not fit its question",
+    "ASK_ABORTED": "cancelled, timed out, its agent unregistered, or userq interrupted",
+    "ASK_CANCELLED": "the human dismissed the prompt",
+    "INTERNAL_ERROR": "a bug in userq or an answerer; the message says where",
+}

@@ -1,0 +1,103 @@
+"""Line framing: bytes in, numbered lines out. No I/O.
+
+The framer never holds more than ``max_line_bytes`` of one line: a longer line
+is dropped as it streams past, so a hostile or broken client cannot make userq
+buffer an unbounded line, and the lines after it are still read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# 1 MiB: far above any real batch of questions (a long plan-review detail is
+# tens of KiB), small enough that a runaway writer cannot exhaust memory.
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int  # 1-based, counting blank lines too, so it matches an editor
+    data: bytes  # without the LF and any trailing CR
+
+
+@dataclass(frozen=True, slots=True)
+class OversizedLine:
+    number: int
+    size: int  # bytes seen before the line ended (at least the limit + 1)
+
+
+Frame = Line | OversizedLine
+
+
+class LineFramer:
+    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        if max_line_bytes < 1:
+            raise ValueError("max_line_bytes must be at least 1")
+        self._max = max_line_bytes
+        self._buffer = bytearray()
+        self._number = 0
+        self._skipping = 0  # bytes dropped of the current oversized line; 0 = not skipping
+        self._at_start = True  # a BOM is only skipped at the very start of the stream
+
+    def feed(self, data: bytes) -> list[Frame]:
+        frames: list[Frame] = []
+        if self._at_start:
+            data = self._strip_bom(data)
+            if not data:
+                return frames
+        start = 0
+        while start < len(data):
+            newline = data.find(b"\n", start)
+            end = len(data) if newline < 0 else newline
+            self._take(data, start, end)
+            if newline < 0:
+                break
+            self._end_line(frames)
+            start = newline + 1
+        return frames
+
+    def close(self) -> list[Frame]:
+        """End of stream: a last line without LF still counts."""
+        frames: list[Frame] = []
+        if self._buffer or self._skipping:
+            self._end_line(frames)
+        return frames
+
+    def _strip_bom(self, data: bytes) -> bytes:
+        # The BOM may arrive split across reads; wait until 3 bytes are known.
+        pending = bytes(self._buffer) + data
+        if len(pending) < len(_BOM) and _BOM.startswith(pending):
+            self._buffer = bytearray(pending)
+            return b""
+        self._at_start = False
+        self._buffer.clear()
+        return pending[len(_BOM) :] if pending.startswith(_BOM) else pending
+
+    def _take(self, data: bytes, start: int, end: int) -> None:
+        if self._skipping:
+            self._skipping += end - start
+            return
+        if len(self._buffer) + (end - start) > self._max + 1:
+            # +1 leaves room for a CR that is stripped later; anything beyond
+            # that is over the limit, and the line is dropped from here on.
+            self._skipping = len(self._buffer) + (end - start)
+            self._buffer.clear()
+            return
+        self._buffer += data[start:end]
+
+    def _end_line(self, frames: list[Frame]) -> None:
+        self._number += 1
+        if self._skipping:
+            frames.append(OversizedLine(self._number, self._skipping))
+            self._skipping = 0
+            return
+        line = bytes(self._buffer)
+        self._buffer.clear()
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if len(line) > self._max:
+            frames.append(OversizedLine(self._number, len(line)))
+        elif line.strip():
+            frames.append(Line(self._number, line))

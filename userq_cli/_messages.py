@@ -1,0 +1,209 @@
+"""The wire types of protocol v1, as msgspec Structs.
+
+Every message on the wire is one of these; JSON is only ever produced and read
+through the encoder and the converters defined here, so the types *are* the
+protocol and `protocol/schema.json` is generated from them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+from msgspec import UNSET, Meta, UnsetType
+
+PROTOCOL_VERSION = 1
+
+NonEmpty = Annotated[str, Meta(min_length=1)]
+# A timeout of zero or less could only ever abort at once; reject it as a mistake.
+Seconds = Annotated[float, Meta(gt=0)]
+
+
+class Message(
+    msgspec.Struct,
+    kw_only=True,
+    omit_defaults=True,
+    rename="camel",
+    tag_field="type",
+):
+    """Base of every protocol message.
+
+    - ``kw_only``: messages have many optional fields; positional construction
+      would make call sites unreadable and field order an API. msgspec applies
+      it per class, so every subclass repeats it (and may then keep the wire's
+      field order: ``id`` first even though it is optional).
+    - ``omit_defaults``: unset optional fields are left out of the output,
+      never written as ``null`` (protocol rule).
+    - ``rename="camel"``: the wire uses the seed's camelCase (``multiSelect``)
+      while Python keeps snake_case.
+    - ``tag_field="type"``: requests and responses are tagged unions on
+      ``type``, so one decoder picks the right struct without guessing.
+    - unknown fields are ignored (msgspec's default) for forward compatibility:
+      a newer client may send fields this version does not know.
+    """
+
+
+class Part(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+    """Base of the structs nested inside messages (no ``type`` tag).
+
+    Same options as `Message`, for the same reasons.
+    """
+
+
+# --- questions -----------------------------------------------------------------
+
+
+class AskUserQuestionOption(Part, kw_only=True):
+    """One choice offered for a question."""
+
+    label: NonEmpty
+    description: str | None = None
+
+
+class AskUserQuestionIntent(Part, kw_only=True):
+    """A presentation hint; ``kind`` selects it, unknown kinds render generically."""
+
+    kind: NonEmpty
+    approve: str | None = None
+
+
+class AskUserQuestionItem(Part, kw_only=True):
+    """One question of an ask."""
+
+    id: NonEmpty
+    question: str
+    detail: str | None = None
+    header: str | None = None
+    options: list[AskUserQuestionOption] | None = None
+    multi_select: bool = False
+    intent: AskUserQuestionIntent | None = None
+
+    @property
+    def labels(self) -> list[str]:
+        return [option.label for option in self.options or ()]
+
+
+class AgentRef(Part, kw_only=True):
+    """The agent an ask comes from."""
+
+    id: NonEmpty
+    instance: str | None = None
+
+
+class AgentRegistration(Part, kw_only=True):
+    """A live agent; an ``owner`` marks it as a child that has no human to ask."""
+
+    id: NonEmpty
+    instance: str | None = None
+    owner: str | None = None
+
+
+class AgentId(Part, kw_only=True):
+    id: NonEmpty
+
+
+# --- requests (client -> userq) -------------------------------------------------
+
+
+class AskUserQuestionRequest(Message, tag="ask", kw_only=True):
+    """Ask one or more questions; answered by exactly one answer or error line."""
+
+    id: NonEmpty | None = None
+    questions: list[AskUserQuestionItem]
+    agent: AgentRef | None = None
+    timeout: Seconds | None = None
+
+
+class CancelRequest(Message, tag="cancel", kw_only=True):
+    """End the pending ask with this id with ``ASK_ABORTED``."""
+
+    id: NonEmpty
+
+
+class RegisterRequest(Message, tag="register", kw_only=True):
+    """Record a live agent (re-registering an id replaces it)."""
+
+    agent: AgentRegistration
+
+
+class UnregisterRequest(Message, tag="unregister", kw_only=True):
+    """Forget an agent; its pending asks end with ``ASK_ABORTED``."""
+
+    agent: AgentId
+
+
+class HelloRequest(Message, tag="hello", kw_only=True):
+    """Ask userq who can answer, before asking anything."""
+
+
+Request = (
+    AskUserQuestionRequest | CancelRequest | RegisterRequest | UnregisterRequest | HelloRequest
+)
+
+
+# --- responses (userq -> client) ------------------------------------------------
+# Response fields use UNSET rather than None: an unset field is never written,
+# and the schema says "absent", not "null".
+
+
+class AskUserQuestionAnswerItem(Part, kw_only=True):
+    """The answer to one question: selected labels and/or free text."""
+
+    id: str
+    selected: list[str]
+    custom: str | UnsetType = UNSET
+
+
+class AskUserQuestionAnswer(Message, tag="answer", kw_only=True):
+    """Every question of an ask answered, in request order."""
+
+    id: str | UnsetType = UNSET
+    answers: list[AskUserQuestionAnswerItem]
+    sources: dict[str, str]
+
+
+ErrorCode = Literal[
+    "BAD_REQUEST",
+    "EMPTY_QUESTIONS",
+    "CALLER_NOT_LIVE",
+    "DELEGATED_CALLER",
+    "BAD_INTENT",
+    "NO_PROVIDER",
+    "BAD_ANSWER",
+    "ASK_ABORTED",
+    "ASK_CANCELLED",
+    "INTERNAL_ERROR",
+]
+
+
+class ErrorBody(Part, kw_only=True):
+    name: Literal["UserQuestionError"]
+    code: ErrorCode
+    message: str
+    line: int | UnsetType = UNSET
+
+
+class ErrorResponse(Message, tag="error", kw_only=True):
+    """An ask (or an unreadable line) that could not be answered."""
+
+    id: str | UnsetType = UNSET
+    error: ErrorBody
+
+
+class HelloResponse(Message, tag="hello", kw_only=True):
+    """Who is in the chain, and whether a human can be reached at a terminal."""
+
+    protocol: int
+    version: str
+    answerers: list[str]
+    interactive: bool
+
+
+Response = AskUserQuestionAnswer | ErrorResponse | HelloResponse
+
+_encoder = msgspec.json.Encoder()
+
+
+def encode_line(message: Message) -> bytes:
+    """One protocol line: compact JSON and a LF."""
+    return _encoder.encode(message) + b"\n"

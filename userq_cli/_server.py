@@ -1,0 +1,205 @@
+"""The protocol state machine: frames in, events out, response bytes back.
+
+No I/O and no clock: the serve loop (`_serve`) feeds it lines, runs the asks it
+is told to start, reports how they ended, and writes `data_to_send()`. That
+keeps every ordering and validation rule testable without a process.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ._errors import UserQuestionError
+from ._framing import Frame, OversizedLine
+from ._messages import (
+    PROTOCOL_VERSION,
+    AgentRegistration,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    CancelRequest,
+    HelloRequest,
+    HelloResponse,
+    Message,
+    RegisterRequest,
+    Request,
+    UnregisterRequest,
+    encode_line,
+)
+from ._validation import BadLine, check_intents, check_not_empty, parse_request
+
+
+@dataclass(eq=False)
+class Ticket:
+    """One ask that passed validation and now waits for the chain."""
+
+    seq: int  # arrival order among all responses, for id-less ordering
+    line: int
+    request: AskUserQuestionRequest
+    abort_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class StartAsk:
+    ticket: Ticket
+
+
+@dataclass(frozen=True)
+class AbortAsk:
+    """Stop running this ask; it will be finished with ``ASK_ABORTED``."""
+
+    ticket: Ticket
+
+
+Event = StartAsk | AbortAsk
+
+
+class Server:
+    def __init__(self, *, version: str, answerers: list[str], interactive: bool) -> None:
+        self._hello = HelloResponse(
+            protocol=PROTOCOL_VERSION, version=version, answerers=answerers, interactive=interactive
+        )
+        self._agents: dict[str, AgentRegistration] = {}
+        self._pending: dict[int, Ticket] = {}
+        self._pending_ids: dict[str, Ticket] = {}
+        self._seq = 0
+        # Responses without an id go out in arrival order: a client that sends
+        # id-less asks can only match answers to asks by position.
+        self._unnamed_order: deque[int] = deque()
+        self._unnamed_ready: dict[int, bytes] = {}
+        self._outgoing = bytearray()
+
+    # --- input ------------------------------------------------------------
+
+    def receive(self, frame: Frame) -> list[Event]:
+        seq = self._next_seq()
+        if isinstance(frame, OversizedLine):
+            error = BadLine(f"line is {frame.size} bytes, over the limit; it was skipped")
+            self._respond_error(seq, frame.number, None, error)
+            return []
+        try:
+            request = parse_request(frame.data)
+        except BadLine as error:
+            self._respond_error(seq, frame.number, error.ask_id, error)
+            return []
+        return self._dispatch(seq, frame.number, request)
+
+    def _dispatch(self, seq: int, line: int, request: Request) -> list[Event]:
+        if isinstance(request, AskUserQuestionRequest):
+            return self._ask(seq, line, request)
+        if isinstance(request, CancelRequest):
+            ticket = self._pending_ids.get(request.id)
+            return self._abort([ticket] if ticket else [], f"cancelled by request {request.id!r}")
+        if isinstance(request, RegisterRequest):
+            self._agents[request.agent.id] = request.agent
+        elif isinstance(request, UnregisterRequest):
+            self._agents.pop(request.agent.id, None)
+            mine = [t for t in self._pending.values() if _agent_of(t) == request.agent.id]
+            return self._abort(mine, f"agent {request.agent.id!r} was unregistered")
+        elif isinstance(request, HelloRequest):
+            self._outgoing += encode_line(self._hello)
+        return []
+
+    def _ask(self, seq: int, line: int, request: AskUserQuestionRequest) -> list[Event]:
+        try:
+            self._validate(request)
+        except UserQuestionError as error:
+            self._respond_error(seq, line, request.id, error)
+            return []
+        ticket = Ticket(seq, line, request)
+        self._pending[seq] = ticket
+        if request.id is None:
+            self._unnamed_order.append(seq)
+        else:
+            self._pending_ids[request.id] = ticket
+        return [StartAsk(ticket)]
+
+    def _validate(self, request: AskUserQuestionRequest) -> None:
+        if request.id is not None and request.id in self._pending_ids:
+            raise BadLine(f"$.id: an ask with id {request.id!r} is still pending")
+        check_not_empty(request)
+        self._check_caller(request)
+        check_intents(request)
+
+    def _check_caller(self, request: AskUserQuestionRequest) -> None:
+        if request.agent is None:
+            return
+        agent = request.agent
+        registered = self._agents.get(agent.id)
+        if registered is None:
+            raise UserQuestionError(
+                "CALLER_NOT_LIVE", f"agent {agent.id!r} is not registered (send a register first)"
+            )
+        if registered.instance != agent.instance:
+            raise UserQuestionError(
+                "CALLER_NOT_LIVE",
+                f"agent {agent.id!r} instance {agent.instance!r} is not the live one"
+                f" ({registered.instance!r})",
+            )
+        if registered.owner is not None:
+            raise UserQuestionError(
+                "DELEGATED_CALLER",
+                f"agent {agent.id!r} is owned by {registered.owner!r} and has no human to ask:"
+                " put the unresolved question in your final result for your owner instead",
+            )
+
+    # --- asks ending ------------------------------------------------------
+
+    def abort_all(self, reason: str) -> list[Event]:
+        return self._abort(list(self._pending.values()), reason)
+
+    def _abort(self, tickets: list[Ticket], reason: str) -> list[Event]:
+        events: list[Event] = []
+        for ticket in tickets:
+            if ticket.abort_reason is None:
+                ticket.abort_reason = reason
+                events.append(AbortAsk(ticket))
+        return events
+
+    def finish(self, ticket: Ticket, outcome: AskUserQuestionAnswer | UserQuestionError) -> None:
+        """Record how a started ask ended; its response is queued for sending."""
+        if self._pending.pop(ticket.seq, None) is None:
+            return  # already finished: only one response per ask, ever
+        ask_id = ticket.request.id
+        if ask_id is not None:
+            del self._pending_ids[ask_id]
+        if isinstance(outcome, UserQuestionError):
+            self._respond(ticket.seq, ask_id, outcome.to_response(ask_id, ticket.line))
+        else:
+            self._respond(ticket.seq, ask_id, outcome)
+
+    @property
+    def pending(self) -> list[Ticket]:
+        return list(self._pending.values())
+
+    # --- output -----------------------------------------------------------
+
+    def data_to_send(self) -> bytes:
+        data = bytes(self._outgoing)
+        self._outgoing.clear()
+        return data
+
+    def _respond_error(
+        self, seq: int, line: int, ask_id: str | None, error: UserQuestionError
+    ) -> None:
+        """Answer a line that never became a pending ask."""
+        if ask_id is None:
+            self._unnamed_order.append(seq)
+        self._respond(seq, ask_id, error.to_response(ask_id, line))
+
+    def _respond(self, seq: int, ask_id: str | None, message: Message) -> None:
+        if ask_id is not None:
+            self._outgoing += encode_line(message)
+            return
+        self._unnamed_ready[seq] = encode_line(message)
+        while self._unnamed_order and self._unnamed_order[0] in self._unnamed_ready:
+            self._outgoing += self._unnamed_ready.pop(self._unnamed_order.popleft())
+
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+
+def _agent_of(ticket: Ticket) -> str | None:
+    agent = ticket.request.agent
+    return agent.id if agent else None

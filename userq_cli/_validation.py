@@ -1,0 +1,121 @@
+"""Turning one protocol line into a request, and the stateless checks on an ask.
+
+The stateful checks (a pending ask id reused, agent liveness) live with the
+state in `_server`; this module keeps the order of the codes in one place:
+BAD_REQUEST, then EMPTY_QUESTIONS, then (in `_server`) the agent checks, then
+BAD_INTENT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgspec
+
+from ._errors import UserQuestionError
+from ._messages import AskUserQuestionItem, AskUserQuestionRequest, Request
+
+_decoder = msgspec.json.Decoder()
+_REQUEST_TYPES = ("ask", "cancel", "register", "unregister", "hello")
+
+
+class BadLine(UserQuestionError):
+    """A line that is not a valid request; carries the id to echo, if any."""
+
+    def __init__(self, message: str, ask_id: str | None = None) -> None:
+        super().__init__("BAD_REQUEST", message)
+        self.ask_id = ask_id
+
+
+def parse_request(data: bytes) -> Request:
+    """Decode and type-check one line, or raise `BadLine`."""
+    try:
+        obj = _decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise BadLine(f"not valid JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise BadLine(f"expected a JSON object, got {_json_kind(obj)}")
+    ask_id = obj.get("id") if isinstance(obj.get("id"), str) else None
+    kind = obj.setdefault("type", "ask")  # a missing type means "ask"
+    if kind not in _REQUEST_TYPES:
+        expected = ", ".join(_REQUEST_TYPES)
+        raise BadLine(f"$.type: unknown request type {_show(kind)} (expected {expected})", ask_id)
+    try:
+        request: Request = msgspec.convert(obj, Request)
+    except msgspec.ValidationError as exc:
+        raise BadLine(format_validation_error(exc), ask_id) from None
+    if isinstance(request, AskUserQuestionRequest):
+        _check_unique(request, ask_id)
+    return request
+
+
+def format_validation_error(exc: msgspec.ValidationError) -> str:
+    """msgspec says 'Expected X - at `$.a.b`'; lead with the path instead."""
+    text = str(exc)
+    message, sep, path = text.rpartition(" - at `")
+    if not sep:
+        return text
+    return f"{path.rstrip('`')}: {message[0].lower()}{message[1:]}"
+
+
+def _check_unique(request: AskUserQuestionRequest, ask_id: str | None) -> None:
+    problem = next(_duplicates(request.questions), None)
+    if problem:
+        raise BadLine(problem, ask_id)
+
+
+def _duplicates(questions: list[AskUserQuestionItem]) -> Iterator[str]:
+    seen_ids: dict[str, int] = {}
+    for index, question in enumerate(questions):
+        if question.id in seen_ids:
+            yield (
+                f"$.questions[{index}].id: duplicate question id {_show(question.id)}"
+                f" (first at $.questions[{seen_ids[question.id]}].id)"
+            )
+        seen_ids.setdefault(question.id, index)
+        seen_labels: dict[str, int] = {}
+        for number, option in enumerate(question.options or ()):
+            if option.label in seen_labels:
+                yield (
+                    f"$.questions[{index}].options[{number}].label: duplicate label"
+                    f" {_show(option.label)} (first at options[{seen_labels[option.label]}])"
+                )
+            seen_labels.setdefault(option.label, number)
+
+
+def check_not_empty(request: AskUserQuestionRequest) -> None:
+    if not request.questions:
+        raise UserQuestionError("EMPTY_QUESTIONS", "$.questions: the ask has no questions")
+
+
+def check_intents(request: AskUserQuestionRequest) -> None:
+    for index, question in enumerate(request.questions):
+        problem = _intent_problem(question)
+        if problem:
+            raise UserQuestionError("BAD_INTENT", f"$.questions[{index}].intent: {problem}")
+
+
+def _intent_problem(question: AskUserQuestionItem) -> str | None:
+    intent = question.intent
+    if intent is None:
+        return None
+    if not question.detail:
+        return f"intent {_show(intent.kind)} on question {_show(question.id)}, which has no detail"
+    if intent.approve is not None and intent.approve not in question.labels:
+        return (
+            f"approve {_show(intent.approve)} is not one of the options of question"
+            f" {_show(question.id)}"
+        )
+    if intent.kind == "plan-review" and intent.approve is None:
+        return f"plan-review intent on question {_show(question.id)} has no approve"
+    return None
+
+
+def _show(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+    return kinds.get(type(value), "a number")
