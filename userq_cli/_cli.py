@@ -71,6 +71,23 @@ MaxLineOption = Annotated[
     ),
 ]
 
+PlainOption = Annotated[
+    bool,
+    typer.Option(
+        "--plain",
+        help="Line-oriented prompt with numbered options, for screen readers and dumb"
+        " terminals (also USERQ_PLAIN=1 or TERM=dumb).",
+    ),
+]
+RecordOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--record",
+        metavar="FILE",
+        help="Write every answer the human gives to FILE (.toml or .json), for --answers.",
+    ),
+]
+
 
 def _positive(value: float | None) -> float | None:
     if value is not None and not value > 0:
@@ -84,15 +101,18 @@ class ServeOptions:
     answerers: str | None = None
     timeout: float | None = None
     max_line_bytes: int | None = None
+    plain: bool = False
+    record: Path | None = None
 
     def over(self, base: ServeOptions) -> ServeOptions:
         """These options, falling back to ``base`` (the ones before the command name)."""
         return replace(
             base,
             answers=base.answers + self.answers,
+            plain=base.plain or self.plain,
             **{
                 name: value
-                for name in ("answerers", "timeout", "max_line_bytes")
+                for name in ("answerers", "timeout", "max_line_bytes", "record")
                 if (value := getattr(self, name)) is not None
             },
         )
@@ -111,6 +131,8 @@ def main_command(
     answerers: AnswerersOption = None,
     timeout: TimeoutOption = None,
     max_line_bytes: MaxLineOption = None,
+    plain: PlainOption = False,
+    record: RecordOption = None,
     version: Annotated[
         bool,
         typer.Option(
@@ -128,7 +150,7 @@ def main_command(
         echo '{"questions":[{"id":"go","question":"Deploy?"}]}' |
         USERQ_ANSWER_GO="Not today" userq
     """
-    options = ServeOptions(tuple(answers or ()), answerers, timeout, max_line_bytes)
+    options = ServeOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
     ctx.obj = options
     if ctx.invoked_subcommand is not None:
         return
@@ -150,6 +172,8 @@ def serve(
     answerers: AnswerersOption = None,
     timeout: TimeoutOption = None,
     max_line_bytes: MaxLineOption = None,
+    plain: PlainOption = False,
+    record: RecordOption = None,
 ) -> None:
     """Read requests from stdin until EOF; write one response line per ask.
 
@@ -161,7 +185,7 @@ def serve(
         userq serve --answers answers.toml < requests.jsonl > answers.jsonl
     """
     base = ctx.obj if isinstance(ctx.obj, ServeOptions) else ServeOptions()
-    mine = ServeOptions(tuple(answers or ()), answerers, timeout, max_line_bytes)
+    mine = ServeOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
     raise typer.Exit(run_serve(mine.over(base)))
 
 
@@ -181,7 +205,12 @@ def run_serve(options: ServeOptions) -> int:
         names = parse_names(options.answerers or ",".join(DEFAULT_ORDER))
         if options.answers and "file" not in names:
             raise StartupError("--answers needs the file answerer in --answerers")
-        config = ChainConfig(environ=dict(os.environ), answer_files=options.answers)
+        config = ChainConfig(
+            environ=dict(os.environ),
+            answer_files=options.answers,
+            plain=options.plain,
+            record=options.record,
+        )
         chain = build_chain(names, config)
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)

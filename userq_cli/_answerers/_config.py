@@ -18,3 +18,8 @@ class ChainConfig:
     environ: Mapping[str, str] = field(default_factory=dict)
     #: ``--answers`` files in command-line order (later files win).
     answer_files: tuple[Path, ...] = ()
+    #: ``--plain``: the line-oriented prompt (also USERQ_PLAIN=1 or TERM=dumb,
+    #: which the tty answerer reads from ``environ`` itself).
+    plain: bool = False
+    #: ``--record FILE``: where the tty answerer writes the human's answers.
+    record: Path | None = None

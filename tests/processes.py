@@ -1,0 +1,144 @@
+"""Running the real, installed ``userq`` executable from tests.
+
+Every process is started in a new session (``start_new_session=True``) so it
+has no controlling terminal unless a test gives it one (pexpect): the ``tty``
+answerer then declines, exactly as on a CI machine, wherever the tests run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sysconfig
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+SCRIPTS = Path(sysconfig.get_path("scripts"))
+USERQ = str(SCRIPTS / "userq")
+
+# Variables userq reads; tests start from an environment without any of them.
+_USERQ_PREFIXES = ("USERQ_", "NO_COLOR")
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_USERQ_PREFIXES)}
+    env["PATH"] = f"{SCRIPTS}{os.pathsep}{env.get('PATH', '')}"
+    env.update(extra or {})
+    return env
+
+
+def encode(message: Any) -> bytes:
+    return message if isinstance(message, bytes) else json.dumps(message).encode() + b"\n"
+
+
+def run_userq(
+    requests: Iterable[Any] = (),
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[bytes]:
+    """One-shot: pipe ``requests`` (objects or raw bytes) in, wait for exit."""
+    return subprocess.run(
+        [USERQ, *args],
+        input=b"".join(encode(r) for r in requests),
+        capture_output=True,
+        env=clean_env(env),
+        cwd=cwd,
+        timeout=timeout,
+        start_new_session=True,
+        check=False,
+    )
+
+
+def responses(result: subprocess.CompletedProcess[bytes]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in result.stdout.decode().splitlines()]
+
+
+class Serve:
+    """A long-running ``userq serve`` talking over real pipes.
+
+    Reads wait on the pipe's readiness (selectors), never on a sleep.
+    """
+
+    def __init__(
+        self,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        argv: list[str] | None = None,
+        pass_fds: tuple[int, ...] = (),
+    ) -> None:
+        self.proc = subprocess.Popen(
+            argv or [USERQ, "serve", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=clean_env(env),
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+        assert self.proc.stdout is not None
+        self._buffer = b""
+
+    def send(self, *messages: Any) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(b"".join(encode(m) for m in messages))
+        self.proc.stdin.flush()
+
+    def close_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
+    def read(self, timeout: float = 30) -> dict[str, Any]:
+        """The next response line, waiting at most ``timeout`` seconds."""
+        line = read_line(self.proc.stdout.fileno(), self, timeout)  # type: ignore[union-attr]
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def read_all(self, timeout: float = 30) -> list[dict[str, Any]]:
+        """Every remaining response until stdout closes."""
+        out = []
+        while True:
+            try:
+                out.append(self.read(timeout))
+            except EOFError:
+                return out
+
+    def wait(self, timeout: float = 30) -> int:
+        return self.proc.wait(timeout)
+
+    def stderr(self) -> str:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode()
+
+    def __enter__(self) -> Serve:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def read_line(fd: int, holder: Any, timeout: float) -> bytes:
+    """Read one LF-terminated line from ``fd``, keeping the rest in
+    ``holder._buffer``; EOFError when the pipe closes first."""
+    deadline = time.monotonic() + timeout
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while b"\n" not in holder._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not selector.select(left):
+                raise TimeoutError(f"no complete line within {timeout}s: {holder._buffer!r}")
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise EOFError(holder._buffer)
+            holder._buffer += chunk
+    line, _, holder._buffer = holder._buffer.partition(b"\n")
+    return line
