@@ -75,7 +75,8 @@ class Chain:
                 " or --answers FILE, or run where a terminal is available",
             )
         answer = AskUserQuestionAnswer(
-            answers=[answered[q.id] for q in request.questions], sources=sources
+            answers=[answered[q.id] for q in request.questions],
+            sources={q.id: sources[q.id] for q in request.questions},  # request order
         )
         if request.id is not None:
             answer.id = request.id

@@ -26,6 +26,7 @@ class Line:
 class OversizedLine:
     number: int
     size: int  # bytes seen before the line ended (at least the limit + 1)
+    limit: int
 
 
 Frame = Line | OversizedLine
@@ -90,7 +91,7 @@ class LineFramer:
     def _end_line(self, frames: list[Frame]) -> None:
         self._number += 1
         if self._skipping:
-            frames.append(OversizedLine(self._number, self._skipping))
+            frames.append(OversizedLine(self._number, self._skipping, self._max))
             self._skipping = 0
             return
         line = bytes(self._buffer)
@@ -98,6 +99,6 @@ class LineFramer:
         if line.endswith(b"\r"):
             line = line[:-1]
         if len(line) > self._max:
-            frames.append(OversizedLine(self._number, len(line)))
+            frames.append(OversizedLine(self._number, len(line), self._max))
         elif line.strip():
             frames.append(Line(self._number, line))

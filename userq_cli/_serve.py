@@ -13,12 +13,11 @@ import os
 import signal
 import sys
 import threading
-from concurrent.futures import CancelledError as ConcurrentCancelled
 from functools import partial
 
 from ._chain import Chain
 from ._errors import UserQuestionError
-from ._framing import LineFramer
+from ._framing import Frame, LineFramer
 from ._messages import AskUserQuestionAnswer
 from ._server import AbortAsk, Event, Server, StartAsk, Ticket
 
@@ -68,17 +67,29 @@ class ServeLoop:
     # --- input ------------------------------------------------------------
 
     async def _read_requests(self) -> None:
-        chunks: asyncio.Queue[bytes] = asyncio.Queue(_READ_AHEAD)
+        chunks: asyncio.Queue[bytes] = asyncio.Queue()
+        slots = threading.Semaphore(_READ_AHEAD)
         loop = asyncio.get_running_loop()
         thread = threading.Thread(
-            target=_read_stdin, args=(self._stdin_fd, loop, chunks), daemon=True
+            target=_read_stdin, args=(self._stdin_fd, loop, chunks, slots), daemon=True
         )
         thread.start()
         while chunk := await chunks.get():
+            slots.release()
             for frame in self._framer.feed(chunk):
-                self._handle(self._server.receive(frame))
+                await self._receive(frame)
         for frame in self._framer.close():
-            self._handle(self._server.receive(frame))
+            await self._receive(frame)
+
+    async def _receive(self, frame: Frame) -> None:
+        events = self._server.receive(frame)
+        self._handle(events)
+        if events:
+            # Let a just-started ask run up to its first real wait before the
+            # next line is read: asks that env or files answer at once are then
+            # answered before a later line (an unregister, say) can touch them,
+            # so a piped batch gives the same output however it was chunked.
+            await asyncio.sleep(0)
 
     def _handle(self, events: list[Event]) -> None:
         for event in events:
@@ -145,18 +156,25 @@ def _aborted(ticket: Ticket) -> UserQuestionError:
     return UserQuestionError("ASK_ABORTED", ticket.abort_reason or "aborted")
 
 
-def _read_stdin(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes]) -> None:
+def _read_stdin(
+    fd: int,
+    loop: asyncio.AbstractEventLoop,
+    chunks: asyncio.Queue[bytes],
+    slots: threading.Semaphore,
+) -> None:
     """Blocking reads in a thread: works for pipes, terminals and regular
-    files alike (an event loop cannot poll a regular file)."""
+    files alike (an event loop cannot poll a regular file). ``slots`` bounds
+    the chunks read ahead of the parser."""
     while True:
+        slots.acquire()
         try:
             data = os.read(fd, _CHUNK)
         except OSError as exc:
             print(f"userq: cannot read stdin: {exc.strerror}", file=sys.stderr)
             data = b""
         try:
-            asyncio.run_coroutine_threadsafe(chunks.put(data), loop).result()
-        except (RuntimeError, asyncio.CancelledError, ConcurrentCancelled):
-            return  # the loop is gone or stopped reading: userq is exiting
+            loop.call_soon_threadsafe(chunks.put_nowait, data)
+        except RuntimeError:
+            return  # the loop is closed: userq is exiting
         if not data:
             return

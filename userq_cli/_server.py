@@ -74,7 +74,10 @@ class Server:
     def receive(self, frame: Frame) -> list[Event]:
         seq = self._next_seq()
         if isinstance(frame, OversizedLine):
-            error = BadLine(f"line is {frame.size} bytes, over the limit; it was skipped")
+            error = BadLine(
+                f"line of {frame.size} bytes is over the {frame.limit}-byte limit"
+                " (--max-line-bytes); it was skipped"
+            )
             self._respond_error(seq, frame.number, None, error)
             return []
         try:

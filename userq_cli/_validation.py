@@ -55,7 +55,7 @@ def format_validation_error(exc: msgspec.ValidationError) -> str:
     text = str(exc)
     message, sep, path = text.rpartition(" - at `")
     if not sep:
-        return text
+        message, path = text, "$"  # the error is about the value itself
     return f"{path.rstrip('`')}: {message[0].lower()}{message[1:]}"
 
 

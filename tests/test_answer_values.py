@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from userq_cli._answer_values import (
+    ExplicitAnswer,
+    GrammarError,
+    fit_answer,
+    parse_mapping,
+    parse_value,
+)
+from userq_cli._errors import UserQuestionError
+from userq_cli._messages import AskUserQuestionItem, AskUserQuestionOption
+
+SINGLE = AskUserQuestionItem(
+    id="color",
+    question="Color?",
+    options=[AskUserQuestionOption(label=x) for x in ("red", "green", "blue")],
+)
+MULTI = AskUserQuestionItem(
+    id="tools",
+    question="Tools?",
+    multi_select=True,
+    options=[AskUserQuestionOption(label=x) for x in ("lint", "tests", "docs")],
+)
+TEXT = AskUserQuestionItem(id="name", question="Name?")
+
+
+def fit(question: AskUserQuestionItem, value: Any) -> dict[str, Any]:
+    item = fit_answer(question, parse_value(value, "$"), "env")
+    return {"selected": item.selected, **({"custom": item.custom} if item.custom else {})}
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "expected"),
+    [
+        (SINGLE, "green", {"selected": ["green"]}),
+        (SINGLE, ["green"], {"selected": ["green"]}),
+        (SINGLE, ["green", "green"], {"selected": ["green"]}),
+        (SINGLE, {"custom": "teal"}, {"selected": [], "custom": "teal"}),
+        (SINGLE, {"selected": ["red"], "custom": "teal"}, {"selected": [], "custom": "teal"}),
+        (SINGLE, {"selected": ["red"], "custom": ""}, {"selected": ["red"]}),
+        (SINGLE, None, {"selected": []}),
+        (SINGLE, {"selected": []}, {"selected": []}),
+        (MULTI, ["docs", "lint", "docs"], {"selected": ["lint", "docs"]}),
+        (
+            MULTI,
+            {"selected": ["tests"], "custom": "fuzz"},
+            {"selected": ["tests"], "custom": "fuzz"},
+        ),
+        (MULTI, [], {"selected": []}),
+        (TEXT, "Ada", {"selected": [], "custom": "Ada"}),
+        (TEXT, {"custom": "Ada"}, {"selected": [], "custom": "Ada"}),
+        (TEXT, "", {"selected": []}),
+        (TEXT, None, {"selected": []}),
+    ],
+)
+def test_answer_semantics(question: AskUserQuestionItem, value: Any, expected: Any) -> None:
+    assert fit(question, value) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "needle"),
+    [
+        (SINGLE, "purple", '"purple" is not one of its options'),
+        (SINGLE, ["red", "blue"], "several labels for a single-select question"),
+        (MULTI, ["lint", "nope"], '"nope" is not one of its options'),
+        (TEXT, ["Ada"], "has no options"),
+        (SINGLE, "", '"" is not one of its options'),
+    ],
+)
+def test_bad_answers_name_question_source_and_value(
+    question: AskUserQuestionItem, value: Any, needle: str
+) -> None:
+    with pytest.raises(UserQuestionError) as info:
+        fit(question, value)
+    assert info.value.code == "BAD_ANSWER"
+    assert needle in info.value.message
+    assert f'question "{question.id}"' in info.value.message
+    assert "env answer" in info.value.message
+
+
+@pytest.mark.parametrize("value", [5, True, [1], {"selcted": ["a"]}, {"custom": 3}, [["a"]]])
+def test_values_outside_the_grammar(value: Any) -> None:
+    with pytest.raises(GrammarError, match=r"^USERQ_X"):
+        parse_value(value, "USERQ_X")
+
+
+def test_grammar_forms() -> None:
+    assert parse_value("a", "$") == "a"
+    assert parse_value(["a"], "$") == ["a"]
+    assert parse_value({"custom": "c"}, "$") == ExplicitAnswer(custom="c")
+    assert parse_value(None, "$") is None
+
+
+def test_mapping_errors_name_the_key() -> None:
+    with pytest.raises(GrammarError, match=r"\$\.answers\.cleanup"):
+        parse_mapping({"ok": "x", "cleanup": 7}, "$.answers")
+    with pytest.raises(GrammarError, match="expected a table"):
+        parse_mapping(["x"], "$.answers")

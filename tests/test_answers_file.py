@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from userq_cli._answer_values import ExplicitAnswer
+from userq_cli._answerers import ChainConfig, StartupError
+from userq_cli._answerers.answers_file import FileAnswerer
+from userq_cli._messages import AgentRef, AskUserQuestionItem, AskUserQuestionRequest
+
+TOML = """
+[answers]
+cleanup = "No, keep them"
+features = ["lint", "tests"]
+name = { custom = "Ada" }
+skip = { selected = [] }
+
+[agents.planner.answers]
+cleanup = "Yes, delete them (Recommended)"
+"""
+
+
+def answerer(tmp_path: Path, *files: tuple[str, str], environ: dict[str, str] | None = None):
+    paths = []
+    for name, text in files:
+        (tmp_path / name).write_text(text)
+        paths.append(tmp_path / name)
+    config = ChainConfig(environ=environ or {}, answer_files=tuple(paths))
+    return FileAnswerer.from_config(config)
+
+
+def ask(answerer: FileAnswerer, *ids: str, agent: str | None = None) -> dict[str, Any]:
+    questions = [AskUserQuestionItem(id=i, question="?") for i in ids]
+    request = AskUserQuestionRequest(
+        questions=questions, agent=AgentRef(id=agent) if agent else None
+    )
+    return dict(asyncio.run(answerer.answer(request, questions)))
+
+
+def test_toml_file(tmp_path: Path) -> None:
+    file = answerer(tmp_path, ("a.toml", TOML))
+    assert ask(file, "cleanup", "features", "name", "skip", "other") == {
+        "cleanup": "No, keep them",
+        "features": ["lint", "tests"],
+        "name": ExplicitAnswer(custom="Ada"),
+        "skip": ExplicitAnswer(selected=[]),
+    }
+
+
+def test_agent_scoped_answers_apply_to_that_agent_only(tmp_path: Path) -> None:
+    file = answerer(tmp_path, ("a.toml", TOML))
+    assert ask(file, "cleanup", agent="planner") == {"cleanup": "Yes, delete them (Recommended)"}
+    assert ask(file, "cleanup", agent="coder") == {"cleanup": "No, keep them"}
+    assert ask(file, "cleanup") == {"cleanup": "No, keep them"}
+
+
+def test_json_file_and_later_files_win(tmp_path: Path) -> None:
+    json_text = '{"answers": {"cleanup": null, "extra": "x"}}'
+    file = answerer(tmp_path, ("a.toml", TOML), ("b.json", json_text))
+    assert ask(file, "cleanup", "extra", "name") == {
+        "cleanup": None,
+        "extra": "x",
+        "name": ExplicitAnswer(custom="Ada"),
+    }
+
+
+def test_answers_are_reusable(tmp_path: Path) -> None:
+    file = answerer(tmp_path, ("a.toml", TOML))
+    assert ask(file, "cleanup") == ask(file, "cleanup") == {"cleanup": "No, keep them"}
+
+
+def test_environment_files_come_first_and_the_command_line_wins(tmp_path: Path) -> None:
+    (tmp_path / "env1.json").write_text('{"answers": {"a": "env1", "b": "env1"}}')
+    (tmp_path / "env2.json").write_text('{"answers": {"b": "env2", "c": "env2"}}')
+    environ = {
+        "USERQ_ANSWERS_FILE": f"{tmp_path / 'env1.json'}{os.pathsep}{tmp_path / 'env2.json'}"
+    }
+    file = answerer(tmp_path, ("cli.json", '{"answers": {"c": "cli"}}'), environ=environ)
+    assert ask(file, "a", "b", "c") == {"a": "env1", "b": "env2", "c": "cli"}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "needle"),
+    [
+        ("a.toml", "[answers\n", "not valid TOML"),
+        ("a.json", "{", "not valid JSON"),
+        ("a.yaml", "answers: {}", "must end in .toml or .json"),
+        ("a.toml", "[answer]\nx = 'y'\n", "$.answer: unknown key"),
+        ("a.toml", "[answers]\nx = 3\n", "$.answers.x"),
+        ("a.toml", "[answers]\nx = { selcted = [] }\n", "$.answers.x"),
+        ("a.toml", "[agents.p]\nx = 'y'\n", "$.agents.p: expected only an answers table"),
+        ("a.toml", "[agents.p.answers]\nx = [1]\n", "$.agents.p.answers.x[0]"),
+        ("a.json", "[]", "$: expected a table"),
+    ],
+)
+def test_startup_errors_name_the_file_and_key(
+    tmp_path: Path, name: str, text: str, needle: str
+) -> None:
+    with pytest.raises(StartupError) as info:
+        answerer(tmp_path, (name, text))
+    assert str(tmp_path / name) in str(info.value)
+    assert needle in str(info.value)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    config = ChainConfig(answer_files=(tmp_path / "nope.toml",))
+    with pytest.raises(StartupError, match=r"nope\.toml: cannot read it: No such file"):
+        FileAnswerer.from_config(config)

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+
+import msgspec
+import pytest
+
+from userq_cli._answer_values import AnswerValue
+from userq_cli._chain import Chain
+from userq_cli._errors import UserQuestionError
+from userq_cli._messages import AskUserQuestionItem, AskUserQuestionRequest
+from userq_cli._validation import parse_request
+
+
+class Fixed:
+    def __init__(self, name: str, values: Mapping[str, AnswerValue]) -> None:
+        self.name = name
+        self.values = values
+        self.saw: list[list[str]] = []
+
+    @property
+    def interactive(self) -> bool:
+        return self.name == "human"
+
+    async def answer(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> Mapping[str, AnswerValue]:
+        self.saw.append([q.id for q in open_questions])
+        return {k: v for k, v in self.values.items() if k in {q.id for q in open_questions}}
+
+
+def request(ask_id: str | None = "r1") -> AskUserQuestionRequest:
+    line = (
+        '{"questions":[{"id":"a","question":"?","options":[{"label":"x"},{"label":"y"}]},'
+        '{"id":"b","question":"?"},{"id":"c","question":"?"}]'
+        + (f',"id":"{ask_id}"' if ask_id else "")
+        + "}"
+    )
+    parsed = parse_request(line.encode())
+    assert isinstance(parsed, AskUserQuestionRequest)
+    return parsed
+
+
+def test_each_answerer_sees_only_what_is_still_open() -> None:
+    first = Fixed("env", {"b": "from env"})
+    second = Fixed("file", {"a": "y", "b": "ignored", "c": None})
+    answer = asyncio.run(Chain([first, second]).run(request()))
+    assert first.saw == [["a", "b", "c"]]
+    assert second.saw == [["a", "c"]]
+    assert [(i.id, i.selected, i.custom) for i in answer.answers][:2] == [
+        ("a", ["y"], answer.answers[0].custom),
+        ("b", [], "from env"),
+    ]
+    assert list(answer.sources.items()) == [("a", "file"), ("b", "env"), ("c", "file")]
+    assert answer.id == "r1"
+
+
+def test_chain_stops_once_everything_is_answered() -> None:
+    last = Fixed("tty", {})
+    asyncio.run(Chain([Fixed("env", {"a": "x", "b": "", "c": ""}), last]).run(request()))
+    assert last.saw == []
+
+
+def test_no_provider_lists_the_unanswered_ids() -> None:
+    with pytest.raises(UserQuestionError) as info:
+        asyncio.run(Chain([Fixed("env", {"b": "x"})]).run(request()))
+    assert info.value.code == "NO_PROVIDER"
+    assert "a, c" in info.value.message
+
+
+def test_a_bad_answer_stops_the_chain() -> None:
+    later = Fixed("file", {"a": "x"})
+    with pytest.raises(UserQuestionError) as info:
+        asyncio.run(Chain([Fixed("env", {"a": "z"}), later]).run(request()))
+    assert info.value.code == "BAD_ANSWER"
+    assert later.saw == []
+
+
+def test_interactive_and_names() -> None:
+    chain = Chain([Fixed("env", {}), Fixed("human", {})])
+    assert chain.names == ["env", "human"]
+    assert chain.interactive
+    assert not Chain([Fixed("env", {})]).interactive
+
+
+def test_answer_without_ask_id_omits_it() -> None:
+    answer = asyncio.run(Chain([Fixed("env", {"a": "x", "b": "", "c": ""})]).run(request(None)))
+    assert "id" not in msgspec.json.decode(msgspec.json.encode(answer))

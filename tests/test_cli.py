@@ -1,0 +1,119 @@
+"""The command line surface of the installed executable."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from processes import USERQ, clean_env, responses, run_userq
+
+import userq_cli
+
+
+def userq(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [USERQ, *args],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_version() -> None:
+    result = userq("--version")
+    assert result.stdout == f"userq {userq_cli.__version__}\n"
+
+
+@pytest.mark.parametrize("command", [[], ["serve"], ["schema"]])
+def test_every_command_has_help_with_an_example(command: list[str]) -> None:
+    result = userq(*command, "--help")
+    assert result.returncode == 0
+    assert "Example" in result.stdout
+    assert result.stdout.startswith("Usage: userq")
+
+
+def test_python_dash_m_runs_the_cli() -> None:
+    result = subprocess.run(
+        [str(Path(USERQ).parent / "python"), "-m", "userq_cli", "--version"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.stdout.startswith("userq ")
+
+
+@pytest.mark.parametrize("before_command", [True, False])
+def test_serve_options_work_with_and_without_the_command_name(
+    tmp_path: Path, before_command: bool
+) -> None:
+    (tmp_path / "a.toml").write_text('[answers]\nq = "from file"\n')
+    args = ["--answers", str(tmp_path / "a.toml")]
+    argv = args if before_command else ["serve", *args]
+    result = run_userq([{"questions": [{"id": "q", "question": "?"}]}], *argv)
+    assert responses(result)[0]["answers"] == [{"id": "q", "selected": [], "custom": "from file"}]
+
+
+def test_options_before_and_after_serve_combine(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text('{"answers": {"q": "a", "r": "a"}}')
+    (tmp_path / "b.json").write_text('{"answers": {"r": "b"}}')
+    result = run_userq(
+        [{"questions": [{"id": "q", "question": "?"}, {"id": "r", "question": "?"}]}],
+        "--answers",
+        str(tmp_path / "a.json"),
+        "serve",
+        "--answers",
+        str(tmp_path / "b.json"),
+    )
+    assert [a["custom"] for a in responses(result)[0]["answers"]] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "needle"),
+    [
+        (["--answerers", "env,nope"], {}, "unknown answerer 'nope'"),
+        (["--answerers", "env,env"], {}, "named twice"),
+        (["--answers", "/nonexistent/a.toml"], {}, "/nonexistent/a.toml"),
+        (["--answerers", "env", "--answers", "x.toml"], {}, "needs the file answerer"),
+        (["--timeout", "0"], {}, "--timeout"),
+        (["--max-line-bytes", "0"], {}, "--max-line-bytes"),
+        ([], {"USERQ_ANSWERS": "{"}, "USERQ_ANSWERS is not valid JSON"),
+        ([], {"USERQ_ANSWERS_FILE": "/nonexistent/b.json"}, "/nonexistent/b.json"),
+    ],
+)
+def test_startup_errors_exit_2_before_reading(
+    args: list[str], env: dict[str, str], needle: str
+) -> None:
+    result = run_userq([{"type": "hello"}], *args, env=env)
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert needle in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+
+
+def test_schema_command_prints_the_schema() -> None:
+    schema = json.loads(userq("schema").stdout)
+    assert schema["title"] == "userq protocol v1"
+    assert "AskUserQuestionRequest" in schema["$defs"]
+    assert "type" not in schema["$defs"]["AskUserQuestionRequest"]["required"]
+    assert schema["$defs"]["AskUserQuestionAnswer"]["required"] == ["type", "answers", "sources"]
+
+
+def test_public_api() -> None:
+    for name in (
+        "AskUserQuestionOption",
+        "AskUserQuestionIntent",
+        "AskUserQuestionItem",
+        "AskUserQuestionRequest",
+        "AskUserQuestionAnswerItem",
+        "AskUserQuestionAnswer",
+        "UserQuestionError",
+    ):
+        assert hasattr(userq_cli, name)
+    error = userq_cli.UserQuestionError("NO_PROVIDER", "nobody")
+    assert (error.name, error.code, error.message) == ("UserQuestionError", "NO_PROVIDER", "nobody")

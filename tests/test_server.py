@@ -1,0 +1,172 @@
+"""The protocol state machine, without a process: frames in, events and bytes out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from userq_cli._errors import UserQuestionError
+from userq_cli._framing import Line, OversizedLine
+from userq_cli._messages import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+from userq_cli._server import AbortAsk, Server, StartAsk, Ticket
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.server = Server(version="9.9", answerers=["env", "tty"], interactive=True)
+        self.line = 0
+
+    def send(self, obj: Any) -> list[Any]:
+        self.line += 1
+        data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+        return self.server.receive(Line(self.line, data))
+
+    def start(self, obj: Any) -> Ticket:
+        [event] = self.send(obj)
+        assert isinstance(event, StartAsk)
+        return event.ticket
+
+    def out(self) -> list[dict[str, Any]]:
+        return [json.loads(x) for x in self.server.data_to_send().splitlines()]
+
+    def answer(self, ticket: Ticket) -> None:
+        items = [AskUserQuestionAnswerItem(id=q.id, selected=[]) for q in ticket.request.questions]
+        answer = AskUserQuestionAnswer(answers=items, sources={"q": "env"})
+        if ticket.request.id:
+            answer.id = ticket.request.id
+        self.server.finish(ticket, answer)
+
+
+def ask(ask_id: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        **({"id": ask_id} if ask_id else {}),
+        "questions": [{"id": "q", "question": "?"}],
+        **extra,
+    }
+
+
+def test_hello() -> None:
+    h = Harness()
+    assert h.send({"type": "hello"}) == []
+    assert h.out() == [
+        {
+            "type": "hello",
+            "protocol": 1,
+            "version": "9.9",
+            "answerers": ["env", "tty"],
+            "interactive": True,
+        }
+    ]
+
+
+def test_named_responses_go_out_as_they_complete() -> None:
+    h = Harness()
+    first, second = h.start(ask("a")), h.start(ask("b"))
+    h.answer(second)
+    assert [r["id"] for r in h.out()] == ["b"]
+    h.answer(first)
+    assert [r["id"] for r in h.out()] == ["a"]
+
+
+def test_unnamed_responses_keep_arrival_order_including_errors() -> None:
+    h = Harness()
+    first = h.start(ask())
+    h.send(b"not json")
+    second = h.start(ask())
+    h.send(ask("named", questions=[]))
+    assert [r.get("id") for r in h.out()] == ["named"]  # named errors do not wait
+    h.answer(second)
+    assert h.out() == []  # waits for the first
+    h.answer(first)
+    assert [(r["type"], r.get("error", {}).get("line")) for r in h.out()] == [
+        ("answer", None),
+        ("error", 2),
+        ("answer", None),
+    ]
+
+
+def test_errors_carry_the_line_number() -> None:
+    h = Harness()
+    h.send({"type": "hello"})
+    h.send(ask("r", questions=[]))
+    [error] = h.out()[1:]
+    assert error["error"] == {
+        "name": "UserQuestionError",
+        "code": "EMPTY_QUESTIONS",
+        "message": "$.questions: the ask has no questions",
+        "line": 2,
+    }
+
+
+def test_oversized_line() -> None:
+    h = Harness()
+    assert h.server.receive(OversizedLine(7, 5000, 100)) == []
+    [error] = h.out()
+    assert error["error"]["line"] == 7
+    assert "100-byte limit" in error["error"]["message"]
+    assert "id" not in error
+
+
+def test_cancel_aborts_once_and_unknown_ids_are_ignored() -> None:
+    h = Harness()
+    ticket = h.start(ask("r1"))
+    [abort] = h.send({"type": "cancel", "id": "r1"})
+    assert isinstance(abort, AbortAsk) and abort.ticket is ticket
+    assert h.send({"type": "cancel", "id": "r1"}) == []
+    assert h.send({"type": "cancel", "id": "zzz"}) == []
+    h.server.finish(ticket, UserQuestionError("ASK_ABORTED", ticket.abort_reason or ""))
+    [error] = h.out()
+    assert error["error"]["code"] == "ASK_ABORTED"
+
+
+def test_only_one_response_per_ask() -> None:
+    h = Harness()
+    ticket = h.start(ask("r1"))
+    h.answer(ticket)
+    h.server.finish(ticket, UserQuestionError("ASK_ABORTED", "late"))
+    assert [r["type"] for r in h.out()] == ["answer"]
+
+
+def test_agent_checks_in_order() -> None:
+    h = Harness()
+    h.send({"type": "register", "agent": {"id": "kid", "instance": "1", "owner": "boss"}})
+    # Not live wins over delegated, and both come after EMPTY_QUESTIONS.
+    h.send(ask("a", questions=[], agent={"id": "ghost"}))
+    h.send(ask("b", agent={"id": "kid", "instance": "2"}))
+    h.send(ask("c", agent={"id": "kid", "instance": "1"}))
+    h.send(ask("d", agent={"id": "kid"}))
+    codes = {r["id"]: r["error"]["code"] for r in h.out()}
+    assert codes == {
+        "a": "EMPTY_QUESTIONS",
+        "b": "CALLER_NOT_LIVE",
+        "c": "DELEGATED_CALLER",
+        "d": "CALLER_NOT_LIVE",
+    }
+
+
+def test_delegated_before_bad_intent() -> None:
+    h = Harness()
+    h.send({"type": "register", "agent": {"id": "kid", "owner": "boss"}})
+    bad_intent = [{"id": "q", "question": "?", "intent": {"kind": "plan-review"}}]
+    h.send(ask("x", questions=bad_intent, agent={"id": "kid"}))
+    h.send(ask("y", questions=bad_intent))
+    assert [r["error"]["code"] for r in h.out()] == ["DELEGATED_CALLER", "BAD_INTENT"]
+
+
+def test_reregistering_replaces_and_unregister_aborts_that_agent() -> None:
+    h = Harness()
+    h.send({"type": "register", "agent": {"id": "a", "instance": "1"}})
+    h.send({"type": "register", "agent": {"id": "a", "instance": "2"}})
+    mine = h.start(ask("m", agent={"id": "a", "instance": "2"}))
+    h.start(ask("other"))
+    [abort] = h.send({"type": "unregister", "agent": {"id": "a"}})
+    assert abort.ticket is mine
+    assert "unregistered" in (mine.abort_reason or "")
+
+
+def test_abort_all() -> None:
+    h = Harness()
+    tickets = [h.start(ask(f"r{n}")) for n in range(3)]
+    events = h.server.abort_all("userq got SIGTERM")
+    assert [e.ticket for e in events] == tickets
+    assert h.server.pending == tickets
