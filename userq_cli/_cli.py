@@ -7,18 +7,25 @@ command name (``userq --answers f.toml < requests``).
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
-from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from ._answerers import DEFAULT_ORDER, ChainConfig, StartupError, build_chain, parse_names
+from ._answerers import StartupError
+from ._cli_options import (
+    AnswerersOption,
+    AnswersOption,
+    ChainOptions,
+    MaxLineOption,
+    PlainOption,
+    RecordOption,
+    TimeoutOption,
+)
 from ._framing import DEFAULT_MAX_LINE_BYTES
+from ._question_commands import COMMANDS, OrderedOptionsCommand
 from ._schema import schema_json
-from ._serve import ServeLoop
+from ._serve import ServeLoop, fd_sink, fd_source
 from ._server import Server
 from ._version import __version__
 
@@ -33,89 +40,6 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-AnswersOption = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--answers",
-        metavar="FILE",
-        help="Preseeded answers, .toml or .json (repeatable; later files win).",
-    ),
-]
-AnswerersOption = Annotated[
-    str | None,
-    typer.Option(
-        "--answerers",
-        metavar="LIST",
-        envvar="USERQ_ANSWERERS",
-        help=f"Answerer chain, in order [default: {','.join(DEFAULT_ORDER)}].",
-        show_envvar=True,
-    ),
-]
-TimeoutOption = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout",
-        metavar="SECONDS",
-        callback=lambda value: _positive(value),
-        help="Default per-ask timeout; an ask's own timeout wins [default: none].",
-    ),
-]
-MaxLineOption = Annotated[
-    int | None,
-    typer.Option(
-        "--max-line-bytes",
-        metavar="N",
-        min=1,
-        help=f"Longest request line; longer ones are skipped [default: {DEFAULT_MAX_LINE_BYTES}].",
-    ),
-]
-
-PlainOption = Annotated[
-    bool,
-    typer.Option(
-        "--plain",
-        help="Line-oriented prompt with numbered options, for screen readers and dumb"
-        " terminals (also USERQ_PLAIN=1 or TERM=dumb).",
-    ),
-]
-RecordOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--record",
-        metavar="FILE",
-        help="Write every answer the human gives to FILE (.toml or .json), for --answers.",
-    ),
-]
-
-
-def _positive(value: float | None) -> float | None:
-    if value is not None and not value > 0:
-        raise typer.BadParameter("must be a number of seconds > 0")
-    return value
-
-
-@dataclass(frozen=True)
-class ServeOptions:
-    answers: tuple[Path, ...] = ()
-    answerers: str | None = None
-    timeout: float | None = None
-    max_line_bytes: int | None = None
-    plain: bool = False
-    record: Path | None = None
-
-    def over(self, base: ServeOptions) -> ServeOptions:
-        """These options, falling back to ``base`` (the ones before the command name)."""
-        return replace(
-            base,
-            answers=base.answers + self.answers,
-            plain=base.plain or self.plain,
-            **{
-                name: value
-                for name in ("answerers", "timeout", "max_line_bytes", "record")
-                if (value := getattr(self, name)) is not None
-            },
-        )
 
 
 def _version(value: bool) -> None:
@@ -150,7 +74,7 @@ def main_command(
         echo '{"questions":[{"id":"go","question":"Deploy?"}]}' |
         USERQ_ANSWER_GO="Not today" userq
     """
-    options = ServeOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
+    options = ChainOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
     ctx.obj = options
     if ctx.invoked_subcommand is not None:
         return
@@ -184,8 +108,8 @@ def serve(
 
         userq serve --answers answers.toml < requests.jsonl > answers.jsonl
     """
-    base = ctx.obj if isinstance(ctx.obj, ServeOptions) else ServeOptions()
-    mine = ServeOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
+    base = ctx.obj if isinstance(ctx.obj, ChainOptions) else ChainOptions()
+    mine = ChainOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
     raise typer.Exit(run_serve(mine.over(base)))
 
 
@@ -200,18 +124,13 @@ def schema() -> None:
     sys.stdout.write(schema_json())
 
 
-def run_serve(options: ServeOptions) -> int:
+for _command in COMMANDS:
+    app.command(cls=OrderedOptionsCommand)(_command)
+
+
+def run_serve(options: ChainOptions) -> int:
     try:
-        names = parse_names(options.answerers or ",".join(DEFAULT_ORDER))
-        if options.answers and "file" not in names:
-            raise StartupError("--answers needs the file answerer in --answerers")
-        config = ChainConfig(
-            environ=dict(os.environ),
-            answer_files=options.answers,
-            plain=options.plain,
-            record=options.record,
-        )
-        chain = build_chain(names, config)
+        chain = options.build_chain()
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -221,6 +140,8 @@ def run_serve(options: ServeOptions) -> int:
         chain,
         max_line_bytes=options.max_line_bytes or DEFAULT_MAX_LINE_BYTES,
         default_timeout=options.timeout,
+        source=fd_source(sys.stdin.fileno()),
+        sink=fd_sink(sys.stdout.fileno()),
     )
     return asyncio.run(loop.run())
 

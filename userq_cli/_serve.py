@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import threading
+from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 from ._chain import Chain
@@ -39,15 +40,18 @@ class ServeLoop:
         *,
         max_line_bytes: int,
         default_timeout: float | None,
-        stdin_fd: int = 0,
-        stdout_fd: int = 1,
+        source: AsyncIterator[bytes],
+        sink: Callable[[bytes], None],
     ) -> None:
+        """``source`` yields request bytes (stdin, or one prepared line for the
+        one-question commands); ``sink`` takes response bytes and may raise
+        BrokenPipeError when nobody reads them any more."""
         self._server = server
         self._chain = chain
         self._framer = LineFramer(max_line_bytes)
         self._default_timeout = default_timeout
-        self._stdin_fd = stdin_fd
-        self._stdout_fd = stdout_fd
+        self._source = source
+        self._sink = sink
         self._tasks: dict[Ticket, asyncio.Task[None]] = {}
         self._exit_status = 0
         self._reading: asyncio.Task[None] | None = None
@@ -67,15 +71,7 @@ class ServeLoop:
     # --- input ------------------------------------------------------------
 
     async def _read_requests(self) -> None:
-        chunks: asyncio.Queue[bytes] = asyncio.Queue()
-        slots = threading.Semaphore(_READ_AHEAD)
-        loop = asyncio.get_running_loop()
-        thread = threading.Thread(
-            target=_read_stdin, args=(self._stdin_fd, loop, chunks, slots), daemon=True
-        )
-        thread.start()
-        while chunk := await chunks.get():
-            slots.release()
+        async for chunk in self._source:
             for frame in self._framer.feed(chunk):
                 await self._receive(frame)
         for frame in self._framer.close():
@@ -135,13 +131,13 @@ class ServeLoop:
 
     def _flush(self) -> None:
         data = self._server.data_to_send()
+        if not data:
+            return
         try:
-            while data:
-                data = data[os.write(self._stdout_fd, data) :]
+            self._sink(data)
         except BrokenPipeError:
             # Nobody is reading the answers any more: stop quietly.
-            with contextlib.suppress(OSError):
-                os.dup2(os.open(os.devnull, os.O_WRONLY), self._stdout_fd)
+            self._sink = _discard
             self._stop(EXIT_STDOUT_CLOSED, "stdout was closed")
 
     def _stop(self, status: int, reason: str) -> None:
@@ -156,15 +152,40 @@ def _aborted(ticket: Ticket) -> UserQuestionError:
     return UserQuestionError("ASK_ABORTED", ticket.abort_reason or "aborted")
 
 
-def _read_stdin(
+def _discard(data: bytes) -> None:
+    pass
+
+
+def fd_sink(fd: int) -> Callable[[bytes], None]:
+    """Write each response whole and at once: a client waiting for one answer
+    must get it without writing more or closing stdin."""
+
+    def write(data: bytes) -> None:
+        while data:
+            data = data[os.write(fd, data) :]
+
+    return write
+
+
+async def fd_source(fd: int) -> AsyncIterator[bytes]:
+    """Chunks read from ``fd`` by a thread with blocking reads: that works for
+    pipes, terminals and regular files alike (an event loop cannot poll a
+    regular file). A semaphore bounds the chunks read ahead of the parser."""
+    chunks: asyncio.Queue[bytes] = asyncio.Queue()
+    slots = threading.Semaphore(_READ_AHEAD)
+    loop = asyncio.get_running_loop()
+    threading.Thread(target=_read_fd, args=(fd, loop, chunks, slots), daemon=True).start()
+    while chunk := await chunks.get():
+        slots.release()
+        yield chunk
+
+
+def _read_fd(
     fd: int,
     loop: asyncio.AbstractEventLoop,
     chunks: asyncio.Queue[bytes],
     slots: threading.Semaphore,
 ) -> None:
-    """Blocking reads in a thread: works for pipes, terminals and regular
-    files alike (an event loop cannot poll a regular file). ``slots`` bounds
-    the chunks read ahead of the parser."""
     while True:
         slots.acquire()
         try:

@@ -23,3 +23,6 @@ class ChainConfig:
     plain: bool = False
     #: ``--record FILE``: where the tty answerer writes the human's answers.
     record: Path | None = None
+    #: The option label the prompt's cursor starts on, so Enter picks it
+    #: (``userq confirm --default``). A presentation hint, never an answer.
+    default_label: str | None = None

@@ -1,0 +1,98 @@
+"""One question from the command line (`ask`, `confirm`, `review`).
+
+The request runs through the very same serve loop, validation and chain as
+``userq serve`` (a one-line source instead of stdin), so the commands cannot
+drift from the protocol; this module only builds the question and turns the
+response into output and an exit status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import msgspec
+
+from ._chain import Chain
+from ._framing import DEFAULT_MAX_LINE_BYTES
+from ._messages import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    ErrorResponse,
+    encode_line,
+)
+from ._serve import ServeLoop
+from ._server import Server
+
+#: Exit status of the one-question commands, by outcome. The codes a script
+#: is likely to branch on get small numbers of their own.
+EXIT_STATUS: dict[str, int] = {
+    "answered": 0,
+    "declined": 1,
+    "BAD_REQUEST": 2,
+    "BAD_INTENT": 2,
+    "BAD_ANSWER": 2,
+    "EMPTY_QUESTIONS": 2,
+    "CALLER_NOT_LIVE": 2,
+    "DELEGATED_CALLER": 2,
+    "NO_PROVIDER": 3,
+    "ASK_ABORTED": 4,
+    "ASK_CANCELLED": 5,
+    "INTERNAL_ERROR": 70,  # EX_SOFTWARE: always a bug
+}
+
+# The loop answers an ask with exactly one of these (never a hello).
+_responses = msgspec.json.Decoder(AskUserQuestionAnswer | ErrorResponse)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    response: AskUserQuestionAnswer | ErrorResponse
+    line: bytes  # the protocol line, for --json
+    signal_status: int  # 128+N when a signal ended the run, else 0
+
+    @property
+    def item(self) -> AskUserQuestionAnswerItem | None:
+        if isinstance(self.response, AskUserQuestionAnswer):
+            return self.response.answers[0]
+        return None
+
+    def error_status(self) -> int:
+        """Exit status for an error response (signals win over ASK_ABORTED)."""
+        assert isinstance(self.response, ErrorResponse)
+        return self.signal_status or EXIT_STATUS[self.response.error.code]
+
+
+def ask_one(
+    question: AskUserQuestionItem, chain: Chain, *, ask_id: str, timeout: float | None
+) -> Outcome:
+    request = AskUserQuestionRequest(id=ask_id, questions=[question])
+    line = encode_line(request)
+    output = bytearray()
+    server = Server(version="", answerers=chain.names, interactive=chain.interactive)
+    loop = ServeLoop(
+        server,
+        chain,
+        # A --detail-file may be long; it must not be refused by the line
+        # limit meant for untrusted protocol input.
+        max_line_bytes=max(DEFAULT_MAX_LINE_BYTES, len(line)),
+        default_timeout=timeout,
+        source=_once(line),
+        sink=output.extend,
+    )
+    status = asyncio.run(loop.run())
+    response = _responses.decode(bytes(output))
+    return Outcome(response, bytes(output), status)
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+def answer_lines(item: AskUserQuestionAnswerItem, labels: bool = True) -> str:
+    """Selected labels one a line, then the custom text: easy to read in sh."""
+    lines = [*(item.selected if labels else []), *([item.custom] if item.custom else [])]
+    return "".join(f"{line}\n" for line in lines)

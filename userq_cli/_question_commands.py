@@ -1,0 +1,352 @@
+"""``userq ask``, ``userq confirm`` and ``userq review``: one question from a
+shell line, through the same chain as ``serve``; the answer on stdout and the
+outcome in the exit status."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperCommand
+
+from ._answerers import StartupError
+from ._cli_options import (
+    AnswerersOption,
+    AnswersOption,
+    ChainOptions,
+    PlainOption,
+    RecordOption,
+    TimeoutOption,
+)
+from ._messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
+from ._one_shot import EXIT_STATUS, Outcome, answer_lines, ask_one
+
+EXIT_USAGE = 2
+_RAW_ARGS = "userq.raw_args"
+
+
+class OrderedOptionsCommand(TyperCommand):
+    """Keeps the raw arguments, so each ``-d`` can be paired with the ``-o``
+    before it: click groups a repeated option's values and loses the order
+    in which two different options were interleaved."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        ctx.meta[_RAW_ARGS] = list(args)
+        result: list[str] = super().parse_args(ctx, args)
+        return result
+
+
+# --- options shared by the three commands -------------------------------------
+
+HeaderOption = Annotated[
+    str | None, typer.Option("--header", metavar="TEXT", help="A short tag shown above it.")
+]
+DetailOption = Annotated[
+    str | None,
+    typer.Option("--detail", metavar="TEXT", help="Longer context shown with the question."),
+]
+DetailFileOption = Annotated[
+    Path | None,
+    typer.Option("--detail-file", metavar="FILE", help="Read the detail from FILE (- for stdin)."),
+]
+JsonOption = Annotated[
+    bool,
+    typer.Option("--json", help="Print the protocol's answer (or error) line instead."),
+]
+
+
+def _id_option(default: str) -> Any:
+    return typer.Option(
+        "--id",
+        metavar="ID",
+        help=f"Question id, for preseeding as USERQ_ANSWER_<ID> [default: {default}].",
+        show_default=False,
+    )
+
+
+# --- ask ----------------------------------------------------------------------
+
+
+def ask(
+    ctx: typer.Context,
+    question: Annotated[
+        str, typer.Argument(metavar="QUESTION", show_default=False, help="The question to ask.")
+    ],
+    option: Annotated[
+        list[str] | None,
+        typer.Option("-o", "--option", metavar="LABEL", help="An option (repeatable)."),
+    ] = None,
+    description: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-d", "--description", metavar="TEXT", help="Description of the -o just before it."
+        ),
+    ] = None,
+    multi: Annotated[bool, typer.Option("--multi", help="Several options may be chosen.")] = False,
+    header: HeaderOption = None,
+    detail: DetailOption = None,
+    detail_file: DetailFileOption = None,
+    ask_id: Annotated[str, _id_option("ask")] = "ask",
+    json_output: JsonOption = False,
+    answers: AnswersOption = None,
+    answerers: AnswerersOption = None,
+    timeout: TimeoutOption = None,
+    plain: PlainOption = False,
+    record: RecordOption = None,
+) -> None:
+    """Ask one question; print each chosen label on a line, then any typed text.
+
+    Without -o it is a free-text question. Exit status: 0 answered, 2 usage or
+    bad answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed.
+
+    Example:
+
+        env=$(userq ask "Deploy where?" -o staging -d "safe" -o production)
+    """
+    options = _paired_options(ctx, option or [], description or [])
+    item = AskUserQuestionItem(
+        id=ask_id,
+        question=question,
+        header=header,
+        detail=_detail(detail, detail_file),
+        options=options or None,
+        multi_select=multi,
+    )
+    chain = ChainOptions(tuple(answers or ()), answerers, timeout, None, plain, record)
+    outcome = _run(ctx, item, chain, json_output)
+    raise typer.Exit(0 if outcome.item else outcome.error_status())
+
+
+# --- confirm ------------------------------------------------------------------
+
+
+class Default(StrEnum):
+    yes = "yes"
+    no = "no"
+
+
+def confirm(
+    ctx: typer.Context,
+    question: Annotated[
+        str, typer.Argument(metavar="QUESTION", show_default=False, help="The question to ask.")
+    ],
+    yes: Annotated[str, typer.Option("--yes", metavar="LABEL", help="The yes label.")] = "Yes",
+    no: Annotated[str, typer.Option("--no", metavar="LABEL", help="The no label.")] = "No",
+    default: Annotated[
+        Default | None,
+        typer.Option(
+            "--default",
+            help="What Enter picks on the prompt (never an automatic answer).",
+            case_sensitive=False,
+        ),
+    ] = None,
+    header: HeaderOption = None,
+    detail: DetailOption = None,
+    detail_file: DetailFileOption = None,
+    ask_id: Annotated[str, _id_option("confirm")] = "confirm",
+    json_output: JsonOption = False,
+    answers: AnswersOption = None,
+    answerers: AnswerersOption = None,
+    timeout: TimeoutOption = None,
+    plain: PlainOption = False,
+    record: RecordOption = None,
+) -> None:
+    """Ask a yes/no question: exit 0 for yes, 1 for anything else.
+
+    Text typed instead of a choice is printed and counts as no.
+
+    Example:
+
+        if userq confirm "Delete 3 files?"; then rm -- *.tmp; fi
+    """
+    if yes == no:
+        raise typer.BadParameter("--yes and --no must differ", param_hint="--no")
+    item = AskUserQuestionItem(
+        id=ask_id,
+        question=question,
+        header=header,
+        detail=_detail(detail, detail_file),
+        options=[AskUserQuestionOption(label=yes), AskUserQuestionOption(label=no)],
+    )
+    chain = ChainOptions(tuple(answers or ()), answerers, timeout, None, plain, record)
+    chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
+    # The exit status is the answer; only typed text is worth printing.
+    outcome = _run(ctx, item, chain, json_output, default_label=chosen, labels=False)
+    raise typer.Exit(_decision(outcome, yes))
+
+
+# --- review -------------------------------------------------------------------
+
+
+def review(
+    ctx: typer.Context,
+    plan_file: Annotated[
+        Path, typer.Argument(metavar="PLAN-FILE", help="The plan, in markdown (- for stdin).")
+    ],
+    approve: Annotated[
+        str, typer.Option("--approve", metavar="LABEL", help="The approving option.")
+    ] = "Approve",
+    option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-o",
+            "--option",
+            metavar="LABEL",
+            help="A declining option (repeatable) [default: Request changes].",
+        ),
+    ] = None,
+    question: Annotated[
+        str, typer.Option("--question", metavar="TEXT", help="The question above the plan.")
+    ] = "Approve this plan?",
+    header: Annotated[
+        str, typer.Option("--header", metavar="TEXT", help="A short tag shown above it.")
+    ] = "Plan",
+    ask_id: Annotated[str, _id_option("review")] = "review",
+    json_output: JsonOption = False,
+    answers: AnswersOption = None,
+    answerers: AnswerersOption = None,
+    timeout: TimeoutOption = None,
+    plain: PlainOption = False,
+    record: RecordOption = None,
+) -> None:
+    """Ask a human to review a plan: exit 0 when approved, 1 otherwise.
+
+    The chosen label is printed, then any feedback typed instead.
+
+    Example:
+
+        userq review plan.md && ./apply-plan
+    """
+    labels = [approve, *(option or ["Request changes"])]
+    if len(set(labels)) != len(labels):
+        raise typer.BadParameter("every option must differ from --approve", param_hint="-o")
+    item = AskUserQuestionItem(
+        id=ask_id,
+        question=question,
+        header=header,
+        detail=_read_text(plan_file, "PLAN-FILE"),
+        options=[AskUserQuestionOption(label=label) for label in labels],
+        intent=AskUserQuestionIntent(kind="plan-review", approve=approve),
+    )
+    chain = ChainOptions(tuple(answers or ()), answerers, timeout, None, plain, record)
+    outcome = _run(ctx, item, chain, json_output)
+    raise typer.Exit(_decision(outcome, approve))
+
+
+COMMANDS: Sequence[Callable[..., None]] = (ask, confirm, review)
+
+
+# --- shared -------------------------------------------------------------------
+
+
+def _run(
+    ctx: typer.Context,
+    item: AskUserQuestionItem,
+    options: ChainOptions,
+    json_output: bool,
+    default_label: str | None = None,
+    labels: bool = True,
+) -> Outcome:
+    base = ctx.obj if isinstance(ctx.obj, ChainOptions) else ChainOptions()
+    merged = options.over(base)
+    try:
+        chain = merged.build_chain(default_label)
+    except StartupError as exc:
+        print(f"userq: {exc}", file=sys.stderr)
+        raise typer.Exit(EXIT_USAGE) from None
+    outcome = ask_one(item, chain, ask_id=item.id, timeout=merged.timeout)
+    _print(outcome, json_output, labels)
+    return outcome
+
+
+def _print(outcome: Outcome, json_output: bool, labels: bool) -> None:
+    if outcome.item is None:
+        error = outcome.response.error  # type: ignore[union-attr]
+        print(f"userq: {error.code}: {error.message}", file=sys.stderr)
+    if json_output:
+        text = outcome.line.decode()
+    else:
+        text = answer_lines(outcome.item, labels) if outcome.item else ""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass  # the reader left; the exit status still tells the outcome
+
+
+def _decision(outcome: Outcome, accepting_label: str) -> int:
+    if outcome.item is None:
+        return outcome.error_status()
+    accepted = outcome.item.selected == [accepting_label]
+    return EXIT_STATUS["answered" if accepted else "declined"]
+
+
+def _paired_options(
+    ctx: typer.Context, labels: list[str], descriptions: list[str]
+) -> list[AskUserQuestionOption]:
+    options: list[AskUserQuestionOption] = []
+    label_values, description_values = iter(labels), iter(descriptions)
+    for name in _occurrences(ctx, ("option", "description")):
+        if name == "option":
+            options.append(AskUserQuestionOption(label=next(label_values)))
+            continue
+        text = next(description_values)
+        if not options:
+            raise typer.BadParameter("must follow the -o it describes", param_hint="-d")
+        if options[-1].description is not None:
+            raise typer.BadParameter(
+                f"option {options[-1].label!r} has two descriptions", param_hint="-d"
+            )
+        options[-1].description = text
+    return options
+
+
+def _occurrences(ctx: typer.Context, wanted: tuple[str, ...]) -> list[str]:
+    """Which of the ``wanted`` options occur in the raw arguments, in order,
+    skipping the values of every option that takes one."""
+    takes_value = {
+        opt: param.name
+        for param in ctx.command.params
+        if param.param_type_name == "option" and not getattr(param, "is_flag", False)
+        for opt in param.opts
+    }
+    found: list[str] = []
+    args = ctx.meta.get(_RAW_ARGS, [])
+    index = 0
+    while index < len(args) and args[index] != "--":
+        token = args[index]
+        name, step = _match(token, takes_value)
+        if name in wanted:
+            found.append(name)
+        index += step
+    return found
+
+
+def _match(token: str, takes_value: Mapping[str, str]) -> tuple[str | None, int]:
+    if token in takes_value:
+        return takes_value[token], 2  # "-o LABEL": the value is the next token
+    if token.startswith("--") and token.partition("=")[0] in takes_value:
+        return takes_value[token.partition("=")[0]], 1  # "--option=LABEL"
+    if not token.startswith("--") and token[:2] in takes_value:
+        return takes_value[token[:2]], 1  # "-oLABEL"
+    return None, 1
+
+
+def _detail(text: str | None, path: Path | None) -> str | None:
+    if text is not None and path is not None:
+        raise typer.BadParameter("give --detail or --detail-file, not both", param_hint="--detail")
+    return _read_text(path, "--detail-file") if path is not None else text
+
+
+def _read_text(path: Path, hint: str) -> str:
+    try:
+        if str(path) == "-":
+            return sys.stdin.read()
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise typer.BadParameter(f"cannot read {path}: {reason}", param_hint=hint) from None
