@@ -6,7 +6,6 @@ command name (``userq --answers f.toml < requests``).
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Annotated
 
@@ -25,8 +24,6 @@ from ._cli_options import (
 from ._framing import DEFAULT_MAX_LINE_BYTES
 from ._question_commands import COMMANDS, OrderedOptionsCommand
 from ._schema import schema_json
-from ._serve import ServeLoop, fd_sink, fd_source
-from ._server import Server
 from ._version import __version__
 
 EXIT_USAGE = 2
@@ -129,6 +126,12 @@ for _command in COMMANDS:
 
 
 def run_serve(options: ChainOptions) -> int:
+    # asyncio and the loop load only when serving: --help and --version stay fast.
+    import asyncio
+
+    from ._serve import ServeLoop, fd_sink, fd_source
+    from ._server import Server
+
     try:
         chain = options.build_chain()
     except StartupError as exc:

@@ -8,7 +8,6 @@ response into output and an exit status.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -24,8 +23,6 @@ from ._messages import (
     ErrorResponse,
     encode_line,
 )
-from ._serve import ServeLoop
-from ._server import Server
 
 #: Exit status of the one-question commands, by outcome. The codes a script
 #: is likely to branch on get small numbers of their own.
@@ -69,6 +66,12 @@ class Outcome:
 def ask_one(
     question: AskUserQuestionItem, chain: Chain, *, ask_id: str, timeout: float | None
 ) -> Outcome:
+    # asyncio and the loop load only when a question is really asked.
+    import asyncio
+
+    from ._serve import ServeLoop
+    from ._server import Server
+
     request = AskUserQuestionRequest(id=ask_id, questions=[question])
     line = encode_line(request)
     output = bytearray()
