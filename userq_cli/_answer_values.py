@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from ._errors import UserQuestionError
+from ._errors import UserQuestionError, quote
 from ._messages import AskUserQuestionAnswerItem, AskUserQuestionItem
 from ._validation import format_validation_error
 
@@ -70,7 +70,7 @@ def fit_answer(
         _bad(question, source, value, "the question has no options, so only custom text fits")
     unknown = [label for label in selected if label not in labels]
     if unknown:
-        _bad(question, source, value, f"{_show(unknown[0])} is not one of its options")
+        _bad(question, source, value, f"{quote(unknown[0])} is not one of its options")
     wanted = set(selected)
     # Option order, not answer order: answers then compare equal however given.
     chosen = [label for label in labels if label in wanted]
@@ -97,9 +97,5 @@ def _split(question: AskUserQuestionItem, value: AnswerValue) -> tuple[list[str]
 def _bad(question: AskUserQuestionItem, source: str, value: AnswerValue, why: str) -> NoReturn:
     raise UserQuestionError(
         "BAD_ANSWER",
-        f"question {_show(question.id)}: the {source} answer {_show(value)} does not fit: {why}",
+        f"question {quote(question.id)}: the {source} answer {quote(value)} does not fit: {why}",
     )
-
-
-def _show(value: Any) -> str:
-    return msgspec.json.encode(value).decode()

@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import msgspec
+
 from ._messages import ErrorBody, ErrorCode, ErrorResponse
+
+
+def quote(value: Any) -> str:
+    """A value as JSON, the way messages show caller-supplied values: the
+    protocol is language-neutral, so no Python repr leaks into it."""
+    return msgspec.json.encode(value).decode()
 
 
 class UserQuestionError(Exception):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from ._errors import UserQuestionError
+from ._errors import UserQuestionError, quote
 from ._framing import Frame, OversizedLine
 from ._messages import (
     PROTOCOL_VERSION,
@@ -92,13 +92,15 @@ class Server:
             return self._ask(seq, line, request)
         if isinstance(request, CancelRequest):
             ticket = self._pending_ids.get(request.id)
-            return self._abort([ticket] if ticket else [], f"cancelled by request {request.id!r}")
+            return self._abort(
+                [ticket] if ticket else [], f"cancelled by request {quote(request.id)}"
+            )
         if isinstance(request, RegisterRequest):
             self._agents[request.agent.id] = request.agent
         elif isinstance(request, UnregisterRequest):
             self._agents.pop(request.agent.id, None)
             mine = [t for t in self._pending.values() if _agent_of(t) == request.agent.id]
-            return self._abort(mine, f"agent {request.agent.id!r} was unregistered")
+            return self._abort(mine, f"agent {quote(request.agent.id)} was unregistered")
         elif isinstance(request, HelloRequest):
             self._outgoing += encode_line(self._hello)
         return []
@@ -119,7 +121,7 @@ class Server:
 
     def _validate(self, request: AskUserQuestionRequest) -> None:
         if request.id is not None and request.id in self._pending_ids:
-            raise BadLine(f"$.id: an ask with id {request.id!r} is still pending")
+            raise BadLine(f"$.id: an ask with id {quote(request.id)} is still pending")
         check_not_empty(request)
         self._check_caller(request)
         check_intents(request)
@@ -131,19 +133,21 @@ class Server:
         registered = self._agents.get(agent.id)
         if registered is None:
             raise UserQuestionError(
-                "CALLER_NOT_LIVE", f"agent {agent.id!r} is not registered (send a register first)"
+                "CALLER_NOT_LIVE",
+                f"agent {quote(agent.id)} is not registered (send a register first)",
             )
         if registered.instance != agent.instance:
             raise UserQuestionError(
                 "CALLER_NOT_LIVE",
-                f"agent {agent.id!r} instance {agent.instance!r} is not the live one"
-                f" ({registered.instance!r})",
+                f"agent {quote(agent.id)} is registered with instance"
+                f" {_instance(registered.instance)}, not {_instance(agent.instance)}",
             )
         if registered.owner is not None:
             raise UserQuestionError(
                 "DELEGATED_CALLER",
-                f"agent {agent.id!r} is owned by {registered.owner!r} and has no human to ask:"
-                " put the unresolved question in your final result for your owner instead",
+                f"agent {quote(agent.id)} is owned by {quote(registered.owner)} and has no"
+                " human to ask: put the unresolved question in your final result for your"
+                " owner instead",
             )
 
     # --- asks ending ------------------------------------------------------
@@ -206,3 +210,7 @@ class Server:
 def _agent_of(ticket: Ticket) -> str | None:
     agent = ticket.request.agent
     return agent.id if agent else None
+
+
+def _instance(instance: str | None) -> str:
+    return "(none)" if instance is None else quote(instance)

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from ._errors import UserQuestionError
+from ._errors import UserQuestionError, quote
 from ._messages import AskUserQuestionItem, AskUserQuestionRequest, Request
 
 _decoder = msgspec.json.Decoder()
@@ -40,7 +40,7 @@ def parse_request(data: bytes) -> Request:
     kind = obj.setdefault("type", "ask")  # a missing type means "ask"
     if kind not in _REQUEST_TYPES:
         expected = ", ".join(_REQUEST_TYPES)
-        raise BadLine(f"$.type: unknown request type {_show(kind)} (expected {expected})", ask_id)
+        raise BadLine(f"$.type: unknown request type {quote(kind)} (expected {expected})", ask_id)
     try:
         request: Request = msgspec.convert(obj, Request)
     except msgspec.ValidationError as exc:
@@ -70,7 +70,7 @@ def _duplicates(questions: list[AskUserQuestionItem]) -> Iterator[str]:
     for index, question in enumerate(questions):
         if question.id in seen_ids:
             yield (
-                f"$.questions[{index}].id: duplicate question id {_show(question.id)}"
+                f"$.questions[{index}].id: duplicate question id {quote(question.id)}"
                 f" (first at $.questions[{seen_ids[question.id]}].id)"
             )
         seen_ids.setdefault(question.id, index)
@@ -79,7 +79,7 @@ def _duplicates(questions: list[AskUserQuestionItem]) -> Iterator[str]:
             if option.label in seen_labels:
                 yield (
                     f"$.questions[{index}].options[{number}].label: duplicate label"
-                    f" {_show(option.label)} (first at options[{seen_labels[option.label]}])"
+                    f" {quote(option.label)} (first at options[{seen_labels[option.label]}])"
                 )
             seen_labels.setdefault(option.label, number)
 
@@ -101,19 +101,15 @@ def _intent_problem(question: AskUserQuestionItem) -> str | None:
     if intent is None:
         return None
     if not question.detail:
-        return f"intent {_show(intent.kind)} on question {_show(question.id)}, which has no detail"
+        return f"intent {quote(intent.kind)} on question {quote(question.id)}, which has no detail"
     if intent.approve is not None and intent.approve not in question.labels:
         return (
-            f"approve {_show(intent.approve)} is not one of the options of question"
-            f" {_show(question.id)}"
+            f"approve {quote(intent.approve)} is not one of the options of question"
+            f" {quote(question.id)}"
         )
     if intent.kind == "plan-review" and intent.approve is None:
-        return f"plan-review intent on question {_show(question.id)} has no approve"
+        return f"plan-review intent on question {quote(question.id)} has no approve"
     return None
-
-
-def _show(value: Any) -> str:
-    return msgspec.json.encode(value).decode()
 
 
 def _json_kind(value: Any) -> str:
