@@ -71,7 +71,7 @@ def main_command(
         echo '{"questions":[{"id":"go","question":"Deploy?"}]}' |
         USERQ_ANSWER_GO="Not today" userq
     """
-    options = ChainOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
+    options = ChainOptions.given(ctx, answers, answerers, timeout, plain, record, max_line_bytes)
     ctx.obj = options
     if ctx.invoked_subcommand is not None:
         return
@@ -105,9 +105,8 @@ def serve(
 
         userq serve --answers answers.toml < requests.jsonl > answers.jsonl
     """
-    base = ctx.obj if isinstance(ctx.obj, ChainOptions) else ChainOptions()
-    mine = ChainOptions(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
-    raise typer.Exit(run_serve(mine.over(base)))
+    options = ChainOptions.given(ctx, answers, answerers, timeout, plain, record, max_line_bytes)
+    raise typer.Exit(run_serve(options))
 
 
 @app.command()

@@ -88,6 +88,21 @@ class ChainOptions:
     plain: bool = False
     record: Path | None = None
 
+    @classmethod
+    def given(
+        cls,
+        ctx: typer.Context,
+        answers: list[Path] | None,
+        answerers: str | None,
+        timeout: float | None,
+        plain: bool,
+        record: Path | None,
+        max_line_bytes: int | None = None,
+    ) -> ChainOptions:
+        """The options a command was given, over those before its name."""
+        mine = cls(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
+        return mine.over(ctx.obj) if isinstance(ctx.obj, ChainOptions) else mine
+
     def over(self, base: ChainOptions) -> ChainOptions:
         """These options, falling back to ``base`` (the ones before the command name)."""
         return replace(

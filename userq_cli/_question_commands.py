@@ -116,7 +116,7 @@ def ask(
         options=options or None,
         multi_select=multi,
     )
-    chain = ChainOptions(tuple(answers or ()), answerers, timeout, None, plain, record)
+    chain = ChainOptions.given(ctx, answers, answerers, timeout, plain, record)
     outcome = _run(ctx, item, chain, json_output)
     raise typer.Exit(0 if outcome.item else outcome.error_status())
 
@@ -172,7 +172,7 @@ def confirm(
         detail=_detail(detail, detail_file),
         options=[AskUserQuestionOption(label=yes), AskUserQuestionOption(label=no)],
     )
-    chain = ChainOptions(tuple(answers or ()), answerers, timeout, None, plain, record)
+    chain = ChainOptions.given(ctx, answers, answerers, timeout, plain, record)
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
     # The exit status is the answer; only typed text is worth printing.
     outcome = _run(ctx, item, chain, json_output, default_label=chosen, labels=False)
@@ -232,7 +232,7 @@ def review(
         options=[AskUserQuestionOption(label=label) for label in labels],
         intent=AskUserQuestionIntent(kind="plan-review", approve=approve),
     )
-    chain = ChainOptions(tuple(answers or ()), answerers, timeout, None, plain, record)
+    chain = ChainOptions.given(ctx, answers, answerers, timeout, plain, record)
     outcome = _run(ctx, item, chain, json_output)
     raise typer.Exit(_decision(outcome, approve))
 
@@ -251,14 +251,12 @@ def _run(
     default_label: str | None = None,
     labels: bool = True,
 ) -> Outcome:
-    base = ctx.obj if isinstance(ctx.obj, ChainOptions) else ChainOptions()
-    merged = options.over(base)
     try:
-        chain = merged.build_chain(default_label)
+        chain = options.build_chain(default_label)
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE) from None
-    outcome = ask_one(item, chain, ask_id=item.id, timeout=merged.timeout)
+    outcome = ask_one(item, chain, ask_id=item.id, timeout=options.timeout)
     _print(outcome, json_output, labels)
     return outcome
 
