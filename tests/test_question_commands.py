@@ -133,6 +133,7 @@ def test_description_pairing_in_process() -> None:
         (["confirm", "Q?", "--default", "maybe"], "--default"),
         (["review", "/nonexistent/plan.md"], "cannot read"),
         (["ask", "Q?", "--answerers", "nope"], "unknown answerer"),
+        (["--max-line-bytes", "10", "ask", "Q?"], "applies to serve only"),
     ],
 )
 def test_usage_errors_exit_2(args: list[str], needle: str) -> None:

@@ -251,6 +251,9 @@ def _run(
     default_label: str | None = None,
     labels: bool = True,
 ) -> Outcome:
+    if options.max_line_bytes is not None:
+        # Never drop an option silently: it only limits what serve reads.
+        raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
     try:
         chain = options.build_chain(default_label)
     except StartupError as exc:
