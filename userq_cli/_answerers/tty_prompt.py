@@ -1,28 +1,183 @@
 """The ``tty`` answerer: a human at the controlling terminal.
 
-The interactive prompt is not built yet; until it is, this answerer declines
-every question, so an unpreseeded question ends in ``NO_PROVIDER`` (fail
-closed) instead of guessing.
+The prompt lives on ``/dev/tty``, opened here for each request, never on
+stdin/stdout (those carry the protocol). Without a controlling terminal (CI,
+a daemon) every question is declined, so the chain ends in ``NO_PROVIDER``.
+
+One request is on screen at a time, in arrival order; the others wait on a
+FIFO lock. A request withdrawn while waiting (cancel, timeout, unregister,
+signal) leaves the queue without ever being shown; one withdrawn while on
+screen has its prompt ended, erased and the terminal restored before the
+cancellation propagates to the serve loop.
+
+prompt-toolkit is imported (through ``userq_cli._prompt``) only when a
+question actually reaches this answerer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+import contextlib
+import os
+import sys
+import termios
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from .._answer_values import AnswerValue
+from .._answer_values import AnswerValue, ExplicitAnswer
+from .._errors import UserQuestionError
 from .._messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._config import ChainConfig
+from ._record import Recorder
+
+if TYPE_CHECKING:
+    from .._prompt import RequestInfo
+
+TTY_PATH = "/dev/tty"
+
+
+def plain_mode(config: ChainConfig) -> bool:
+    """``--plain``, ``USERQ_PLAIN=1`` or a dumb terminal (``TERM=dumb``)."""
+    environ = config.environ
+    return config.plain or environ.get("USERQ_PLAIN") == "1" or environ.get("TERM") == "dumb"
+
+
+def no_color(environ: Mapping[str, str]) -> bool:
+    """NO_COLOR set to anything but the empty string (https://no-color.org)."""
+    return bool(environ.get("NO_COLOR"))
+
+
+def open_terminal() -> int | None:
+    """A descriptor on the controlling terminal, or None when there is none
+    (ENXIO without a controlling terminal, ENOENT in a container, ...)."""
+    try:
+        return os.open(TTY_PATH, os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError:
+        return None
 
 
 class TtyAnswerer:
     name = "tty"
-    interactive = False
+
+    def __init__(
+        self,
+        environ: Mapping[str, str],
+        *,
+        plain: bool = False,
+        recorder: Recorder | None = None,
+    ) -> None:
+        self._environ = dict(environ)
+        self._plain = plain
+        self._recorder = recorder
+        self._turn = asyncio.Lock()  # FIFO: waiters are woken in arrival order
+        self._waiting = 0
+        self._on_screen: RequestInfo | None = None
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> TtyAnswerer:
-        return cls()
+        recorder = Recorder(config.record) if config.record else None
+        return cls(config.environ, plain=plain_mode(config), recorder=recorder)
+
+    @property
+    def interactive(self) -> bool:
+        fd = open_terminal()
+        if fd is None:
+            return False
+        os.close(fd)
+        return True
 
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
-        return {}
+        if not open_questions or not self.interactive:
+            return {}
+        async with self._my_turn():
+            answers = await self._ask(request, open_questions)
+        if answers and self._recorder is not None:
+            agent = request.agent.id if request.agent else None
+            self._recorder.add(agent, open_questions, answers)
+        return dict(answers)
+
+    @contextlib.asynccontextmanager
+    async def _my_turn(self) -> AsyncIterator[None]:
+        """Wait for the screen. Cancelled while waiting, the request simply
+        leaves the queue: asyncio.Lock drops a cancelled waiter."""
+        self._waiting += 1
+        self._queue_changed()
+        try:
+            await self._turn.acquire()
+        finally:
+            self._waiting -= 1
+            self._queue_changed()
+        try:
+            yield
+        finally:
+            self._turn.release()
+
+    def _queue_changed(self) -> None:
+        # The status line on screen counts the requests waiting behind it.
+        info = self._on_screen
+        if info is not None and info.app is not None:
+            info.app.invalidate()
+
+    async def _ask(
+        self, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, ExplicitAnswer]:
+        fd = open_terminal()
+        if fd is None:  # the terminal went away while this request waited
+            return {}
+        saved = _settings(fd)
+        try:
+            return await self._prompt(fd, request, questions)
+        finally:
+            # prompt-toolkit restores the terminal itself; this also covers a
+            # crash between entering raw mode and its own clean-up.
+            if saved is not None:
+                with contextlib.suppress(termios.error, OSError):
+                    termios.tcsetattr(fd, termios.TCSANOW, saved)
+            os.close(fd)
+
+    async def _prompt(
+        self, fd: int, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, ExplicitAnswer]:
+        from .._prompt import Cancelled, RequestInfo, prompt
+
+        # Keys typed before this request appeared were meant for something
+        # else: a stray Enter must not answer a question nobody has seen.
+        with contextlib.suppress(termios.error):
+            termios.tcflush(fd, termios.TCIFLUSH)
+        info = RequestInfo(
+            agent=request.agent.id if request.agent else None, waiting=lambda: self._waiting
+        )
+        self._on_screen = info
+        try:
+            answers = await prompt(
+                fd,
+                questions,
+                info,
+                environ=self._environ,
+                plain=self._plain,
+                no_color=no_color(self._environ),
+            )
+        except Cancelled:
+            raise UserQuestionError(
+                "ASK_CANCELLED", "the human dismissed the prompt (Esc or Ctrl-C)"
+            ) from None
+        except (EOFError, OSError) as exc:
+            # The terminal closed under the prompt (hang-up, EIO): nobody is
+            # there to answer, so decline and let the chain go on.
+            print(f"userq: the terminal went away: {exc!r}", file=sys.stderr)
+            return {}
+        finally:
+            self._on_screen = None
+        return {
+            qid: ExplicitAnswer(selected=list(answer.selected), custom=answer.custom)
+            for qid, answer in answers.items()
+        }
+
+
+def _settings(fd: int) -> list[Any] | None:
+    try:
+        return termios.tcgetattr(fd)
+    except termios.error:
+        return None

@@ -1,0 +1,56 @@
+"""Running the prompt flow in-process: keys through a pipe, output to nowhere.
+
+Fast (no process, no pty), so the many small behaviours of the screens are
+tested here; the pty tests check the same prompt in the user's setting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.output import DummyOutput
+
+from userq_cli._messages import AskUserQuestionItem
+from userq_cli._prompt.common import Answer
+from userq_cli._prompt.flow import RequestInfo, Terminal, ask
+
+UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
+PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"
+ENTER, ESC, CTRL_C, TAB, SHIFT_TAB = "\r", "\x1b", "\x03", "\t", "\x1b[Z"
+BACKSPACE, CTRL_S = "\x7f", "\x13"
+
+
+def item(**fields: Any) -> AskUserQuestionItem:
+    return msgspec.convert(fields, AskUserQuestionItem)
+
+
+def options(qid: str, *labels: str, **extra: Any) -> AskUserQuestionItem:
+    return item(id=qid, question=f"{qid}?", options=[{"label": x} for x in labels], **extra)
+
+
+def text(qid: str, **extra: Any) -> AskUserQuestionItem:
+    return item(id=qid, question=f"{qid}?", **extra)
+
+
+def answer(
+    questions: AskUserQuestionItem | Sequence[AskUserQuestionItem], *keys: str
+) -> dict[str, Answer]:
+    """Run the flow, typing ``keys`` one at a time (each a separate read, as
+    a human types them), and return its answers."""
+    batch = [questions] if isinstance(questions, AskUserQuestionItem) else list(questions)
+    return asyncio.run(_run(batch, keys))
+
+
+async def _run(questions: list[AskUserQuestionItem], keys: Sequence[str]) -> dict[str, Answer]:
+    with create_pipe_input() as pipe:
+        # All keys at once: prompt-toolkit reads them in order, each key
+        # handled (and the screen switched) before the next one.
+        for key in keys:
+            pipe.send_text(key)
+        return await asyncio.wait_for(
+            ask(questions, Terminal(pipe, DummyOutput()), RequestInfo()), 10
+        )

@@ -1,0 +1,233 @@
+"""Driving the real ``userq`` on a pseudo-terminal, as a human would.
+
+`Term` spawns a shell command under pexpect (so userq has a controlling
+terminal) and keeps a pyte screen fed with everything the program draws:
+tests assert on what a person would *see*, never on raw bytes, and wait on
+screen content with a deadline, never with a sleep.
+
+`Session` adds the protocol side for long-running cases: the requests go
+through a FIFO on userq's stdin and the responses come back through a FIFO
+on its stdout, so a test can write a ``cancel`` while the prompt is up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import termios
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pyte
+from processes import USERQ, clean_env, encode, read_line
+
+UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
+PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"
+ENTER, ESC, CTRL_C, TAB, SHIFT_TAB, BACKSPACE = "\r", "\x1b", "\x03", "\t", "\x1b[Z", "\x7f"
+
+P = "\u276f"  # the prompt's pointer at the current row
+TIMEOUT = 15
+ROWS, COLS = 24, 80
+
+
+class Term:
+    def __init__(
+        self,
+        command: str,
+        *,
+        env: Mapping[str, str] | None = None,
+        rows: int = ROWS,
+        cols: int = COLS,
+        cwd: Path | None = None,
+    ) -> None:
+        environ = clean_env({"TERM": "xterm-256color", **(env or {})})
+        self.child = pexpect.spawn(
+            "sh", ["-c", command], env=environ, dimensions=(rows, cols), cwd=cwd
+        )
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+        self.raw = bytearray()  # everything drawn, for the few byte-level checks
+
+    # --- what is on screen ------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in self.screen.display)
+
+    def line_with(self, needle: str) -> str:
+        return next((line for line in self.text.split("\n") if needle in line), "")
+
+    def wait_for(self, want: str | Callable[[str], bool], timeout: float = TIMEOUT) -> str:
+        """Read output until the screen shows ``want`` (text or predicate)."""
+        check = want if callable(want) else (lambda text: want in text)
+        deadline = time.monotonic() + timeout
+        while not check(self.text):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"screen never showed {want!r}; it shows:\n{self.text}")
+            try:
+                self._feed(self.child.read_nonblocking(65536, timeout=left))
+            except pexpect.TIMEOUT:
+                continue
+            except pexpect.EOF:
+                raise AssertionError(
+                    f"userq exited before the screen showed {want!r}; it shows:\n{self.text}"
+                ) from None
+        return self.text
+
+    def wait_gone(self, unwanted: str, timeout: float = TIMEOUT) -> str:
+        return self.wait_for(lambda text: unwanted not in text, timeout)
+
+    def _feed(self, data: bytes) -> None:
+        self.raw += data
+        self.stream.feed(data)
+
+    # --- typing -----------------------------------------------------------
+
+    def press(self, *keys: str) -> None:
+        for key in keys:
+            self.child.send(key)
+
+    def resize(self, rows: int, cols: int) -> None:
+        self.screen.resize(rows, cols)
+        self.child.setwinsize(rows, cols)
+
+    # --- the end ----------------------------------------------------------
+
+    def wait_exit(self, timeout: float = TIMEOUT) -> int:
+        """Drain the output until the program exits; its exit status."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._feed(self.child.read_nonblocking(65536, timeout=deadline - time.monotonic()))
+            except pexpect.EOF:
+                break
+            except pexpect.TIMEOUT:
+                raise AssertionError(
+                    f"userq did not exit; the screen shows:\n{self.text}"
+                ) from None
+        self.child.wait()
+        status = self.child.exitstatus
+        assert status is not None, f"killed by signal {self.child.signalstatus}"
+        return status
+
+    def settings(self) -> list[Any]:
+        """The terminal's current termios settings (read through the master)."""
+        return termios.tcgetattr(self.child.child_fd)
+
+    def close(self) -> None:
+        if self.child.isalive():
+            self.child.terminate(force=True)
+        self.child.close()
+
+
+class Session:
+    """``userq`` with FIFOs on stdin and stdout, and a terminal for the human."""
+
+    def __init__(
+        self,
+        tmp: Path,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        rows: int = ROWS,
+        cols: int = COLS,
+        prelude: str = "",
+    ) -> None:
+        """``prelude``: shell commands run on the terminal before userq starts."""
+        requests, answers = tmp / "requests.fifo", tmp / "answers.fifo"
+        os.mkfifo(requests)
+        os.mkfifo(answers)
+        argv = " ".join(shlex.quote(a) for a in [USERQ, *args])
+        # exec: the pid pexpect knows is userq itself, for the signal tests.
+        # stderr stays on the terminal, as in a user's shell (and it keeps the
+        # pty's slave side open while no prompt is up).
+        self.term = Term(
+            f"{prelude} exec {argv} < {requests} > {answers}",
+            env=env,
+            rows=rows,
+            cols=cols,
+        )
+        # Both opens block until the shell opens the other end, in this order.
+        self._requests = os.open(requests, os.O_WRONLY)
+        self._answers = os.open(answers, os.O_RDONLY)
+        self._buffer = b""
+
+    def send(self, *messages: Any) -> None:
+        data = b"".join(encode(m) for m in messages)
+        while data:
+            data = data[os.write(self._requests, data) :]
+
+    def close_stdin(self) -> None:
+        if self._requests >= 0:
+            os.close(self._requests)
+            self._requests = -1
+
+    def read(self, timeout: float = TIMEOUT) -> dict[str, Any]:
+        return json.loads(read_line(self._answers, self, timeout))  # type: ignore[no-any-return]
+
+    def read_all(self, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
+        out = []
+        while True:
+            try:
+                out.append(self.read(timeout))
+            except EOFError:
+                return out
+
+    def close(self) -> None:
+        self.close_stdin()
+        self.term.close()
+        os.close(self._answers)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def ask(rid: str | None, *questions: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    request: dict[str, Any] = {"type": "ask", "questions": list(questions), **extra}
+    if rid is not None:
+        request["id"] = rid
+    return request
+
+
+def question(qid: str, text: str, *labels: str, **extra: Any) -> dict[str, Any]:
+    item: dict[str, Any] = {"id": qid, "question": text, **extra}
+    if labels:
+        item["options"] = [{"label": label} for label in labels]
+    return item
+
+
+def answers_of(response: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    assert response.get("type") == "answer", response
+    return {
+        item["id"]: {k: v for k, v in item.items() if k != "id"} for item in response["answers"]
+    }
+
+
+def error_code(response: dict[str, Any]) -> str:
+    assert response.get("type") == "error", response
+    return str(response["error"]["code"])
+
+
+def parse_stty(saved: str) -> list[Any]:
+    """``stty -g`` output as comparable to `termios.tcgetattr`: the four flag
+    words and the control characters (speeds are left out)."""
+    fields = [int(part, 16) for part in saved.strip().split(":")]
+    return [*fields[:4], fields[4:]]
+
+
+def comparable(attrs: list[Any]) -> list[Any]:
+    cc = [c[0] if isinstance(c, bytes) else c for c in attrs[6]]
+    return [*attrs[:4], cc]
+
+
+#: Cursor addressing and erasing that plain mode must never write:
+#: CSI sequences ending in a cursor/erase command, and ESC 7/8 save/restore.
+CURSOR_MOVEMENT = re.compile(rb"\x1b\[[0-9;?]*[ABCDEFGHJKSTfsu]|\x1b[78]")

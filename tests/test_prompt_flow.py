@@ -1,0 +1,124 @@
+"""Free text, batches and the review, plan review: the flow, in-process."""
+
+from __future__ import annotations
+
+import pytest
+from prompt_driver import (
+    BACKSPACE,
+    CTRL_S,
+    DOWN,
+    ENTER,
+    ESC,
+    LEFT,
+    RIGHT,
+    SHIFT_TAB,
+    TAB,
+    UP,
+    answer,
+    item,
+    options,
+    text,
+)
+
+from userq_cli._prompt.common import Answer, Cancelled
+
+NAME = text("name")
+
+
+def test_free_text() -> None:
+    assert answer(NAME, "Ada", ENTER) == {"name": Answer(custom="Ada")}
+    assert answer(NAME, "Adx", BACKSPACE, "a", ENTER) == {"name": Answer(custom="Ada")}
+
+
+def test_free_text_empty_enter_warns_then_skips() -> None:
+    assert answer(NAME, ENTER, ENTER) == {"name": Answer()}
+    assert answer(NAME, "  ", ENTER, ENTER) == {"name": Answer()}
+    assert answer(NAME, ENTER, "x", ENTER) == {"name": Answer(custom="x")}
+    assert answer(NAME, "typed", CTRL_S) == {"name": Answer()}
+
+
+def test_free_text_escape_cancels() -> None:
+    with pytest.raises(Cancelled):
+        answer(NAME, "abc", ESC)
+
+
+BATCH = [
+    options("lang", "py", "rs", header="Lang"),
+    options("tools", "lint", "tests", multiSelect=True),
+    text("name"),
+]
+
+
+def test_batch_answers_in_order_then_review_submits() -> None:
+    result = answer(BATCH, "2", "a", ENTER, "x", ENTER, ENTER)
+    assert result == {
+        "lang": Answer(("rs",)),
+        "tools": Answer(("lint", "tests")),
+        "name": Answer(custom="x"),
+    }
+
+
+def test_review_changes_an_answer_by_number_and_by_cursor() -> None:
+    keys = ("1", "1", ENTER, "x", ENTER, "2", "2", ENTER, ENTER)
+    assert answer(BATCH, *keys)["tools"] == Answer(("lint", "tests"))
+    keys = ("1", "1", ENTER, "x", ENTER, UP, UP, UP, ENTER, "2", ENTER)
+    assert answer(BATCH, *keys)["lang"] == Answer(("rs",))
+
+
+def test_back_and_forward() -> None:
+    # Back from question 2 to 1, change it; forward keeps answers.
+    keys = ("1", LEFT, "2", "1", ENTER, "x", ENTER, ENTER)
+    assert answer(BATCH, *keys)["lang"] == Answer(("rs",))
+    # Shift-Tab leaves a text field backwards; → and Tab skip ahead over
+    # answered questions, keeping their answers.
+    keys = ("1", "1", ENTER, SHIFT_TAB, LEFT, RIGHT, RIGHT, "x", SHIFT_TAB, TAB, ENTER, ENTER)
+    result = answer(BATCH, *keys)
+    assert result == {
+        "lang": Answer(("py",)),
+        "tools": Answer(("lint",)),
+        "name": Answer(custom="x"),
+    }
+
+
+def test_forward_needs_an_answer() -> None:
+    # → on an unanswered question does nothing: the 2 then answers it.
+    assert answer(BATCH, RIGHT, "2", ENTER, ENTER, "y", ENTER, ENTER)["lang"] == Answer(("rs",))
+
+
+def test_back_from_the_review_goes_to_the_last_question() -> None:
+    keys = ("1", "1", ENTER, "x", ENTER, LEFT, BACKSPACE, "y", ENTER, ENTER)
+    assert answer(BATCH, *keys)["name"] == Answer(custom="y")
+
+
+def test_cancel_from_the_review() -> None:
+    with pytest.raises(Cancelled):
+        answer(BATCH, "1", "1", ENTER, "x", ENTER, ESC)
+
+
+PLAN = item(
+    id="plan",
+    question="Approve?",
+    detail="# Plan\n\n" + "\n".join(f"- step {n}" for n in range(100)),
+    intent={"kind": "plan-review", "approve": "Yes"},
+    options=[{"label": "No"}, {"label": "Yes"}],
+)
+
+
+def test_plan_review_answers_like_a_generic_question() -> None:
+    assert answer(PLAN, "2") == {"plan": Answer(("Yes",))}
+    assert answer(PLAN, "\x1b[6~", "\x1b[6~", "\x1b[5~", DOWN, ENTER) == {"plan": Answer(("Yes",))}
+    assert answer(PLAN, "o", "later", ENTER) == {"plan": Answer(custom="later")}
+    assert answer(PLAN, " ", " ", "b", "1") == {"plan": Answer(("No",))}  # Space pages
+
+
+def test_detail_pager_returns_to_the_question() -> None:
+    question = options("q", "a", "b", detail="\n".join(f"line {n}" for n in range(100)))
+    assert answer(question, "d", "G", "q", "2") == {"q": Answer(("b",))}
+    assert answer(question, "d", ESC, "1") == {"q": Answer(("a",))}
+
+
+def test_checks_arguments() -> None:
+    with pytest.raises(ValueError, match="nothing to ask"):
+        answer([])
+    with pytest.raises(ValueError, match="repeat"):
+        answer([NAME, NAME])

@@ -1,0 +1,173 @@
+"""End to end with the real prompt: the protocol keeps flowing on stdin and
+stdout (FIFOs) while the human answers at the terminal.
+
+These are the core issue's pending-ask tests (out-of-order completion,
+cancel, timeout, unregister, SIGTERM) with the prompt instead of a test
+double, plus the queue of requests waiting for the screen.
+"""
+
+from __future__ import annotations
+
+import signal
+import termios
+from pathlib import Path
+
+from ptyterm import (
+    DOWN,
+    ENTER,
+    P,
+    Session,
+    answers_of,
+    ask,
+    comparable,
+    error_code,
+    parse_stty,
+    question,
+)
+
+
+def colours(rid: str, text: str = "Favourite colour?", **extra: object) -> dict[str, object]:
+    return ask(rid, question("c", text, "Red", "Green", "Blue"), **extra)
+
+
+def test_hello_says_interactive_on_a_terminal(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send({"type": "hello"})
+        hello = session.read()
+        assert hello["interactive"] is True and hello["answerers"][-1] == "tty"
+
+
+def test_protocol_bytes_on_stdin_are_never_keystrokes(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send(colours("r1"))
+        session.term.wait_for("3. Blue")
+        # Newlines, a CR and a space on stdin: questionary or InquirerPy would
+        # take them as Enter and answer "Red". Then a hello, so that its
+        # response proves userq has read past all of them.
+        session.send(b"\n\r\n \n", {"type": "hello"})
+        assert session.read()["type"] == "hello"
+        assert f"{P} 1. Red" in session.term.text  # still waiting for the human
+        session.term.press(DOWN, ENTER)
+        assert answers_of(session.read()) == {"c": {"selected": ["Green"]}}
+
+
+def test_cancel_of_the_request_on_screen(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send(colours("r1", "First question?"), colours("r2", "Second question?"))
+        session.term.wait_for("First question?")
+        session.send({"type": "cancel", "id": "r1"})
+        response = session.read()
+        assert response["id"] == "r1" and error_code(response) == "ASK_ABORTED"
+        screen = session.term.wait_for("Second question?")
+        assert "First question?" not in screen  # erased, then the next one shown
+        session.term.press("3")
+        response = session.read()
+        assert response["id"] == "r2"
+        assert answers_of(response) == {"c": {"selected": ["Blue"]}}
+
+
+def test_timeout_of_the_request_on_screen(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send(colours("r1", timeout=1))
+        session.term.wait_for("3. Blue")
+        response = session.read(timeout=15)
+        assert response["id"] == "r1" and error_code(response) == "ASK_ABORTED"
+        assert "1 seconds" in response["error"]["message"]
+        session.term.wait_gone("Favourite colour?")
+
+
+def test_two_queued_requests_in_arrival_order(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send(colours("r1", "First question?"), colours("r2", "Second question?"))
+        screen = session.term.wait_for("1 more request waiting")
+        assert "First question?" in screen and "Second question?" not in screen
+        session.term.press("1")
+        first = session.read()
+        assert first["id"] == "r1" and answers_of(first) == {"c": {"selected": ["Red"]}}
+        screen = session.term.wait_for("Second question?")
+        assert "waiting" not in screen
+        session.term.press("2")
+        second = session.read()
+        assert second["id"] == "r2" and answers_of(second) == {"c": {"selected": ["Green"]}}
+
+
+def test_a_withdrawn_waiting_request_is_never_shown(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send(colours("r1", "First question?"), colours("r2", "NEVER SHOWN?"))
+        session.term.wait_for("1 more request waiting")
+        session.send({"type": "cancel", "id": "r2"})
+        response = session.read()
+        assert response["id"] == "r2" and error_code(response) == "ASK_ABORTED"
+        session.term.wait_gone("waiting")
+        session.term.press("1")
+        assert session.read()["id"] == "r1"
+        session.close_stdin()
+        assert session.read_all() == []
+        assert session.term.wait_exit() == 0
+        assert b"NEVER SHOWN" not in session.term.raw
+
+
+def test_out_of_order_completion(tmp_path: Path) -> None:
+    env = {"USERQ_ANSWER_PRESEEDED": "Yes"}
+    with Session(tmp_path, env=env) as session:
+        session.send(colours("slow"))
+        session.term.wait_for("3. Blue")
+        session.send(ask("fast", question("preseeded", "Preseeded?", "Yes", "No")))
+        fast = session.read()
+        assert fast["id"] == "fast" and fast["sources"] == {"preseeded": "env"}
+        session.term.press("1")
+        slow = session.read()
+        assert slow["id"] == "slow" and slow["sources"] == {"c": "tty"}
+
+
+def test_only_open_questions_are_shown(tmp_path: Path) -> None:
+    env = {"USERQ_ANSWER_FIRST": "Yes"}
+    with Session(tmp_path, env=env) as session:
+        session.send(
+            ask(
+                "r1",
+                question("first", "PRESEEDED?", "Yes", "No"),
+                question("second", "Asked?", "A", "B"),
+            )
+        )
+        screen = session.term.wait_for("2. B")
+        assert "PRESEEDED?" not in screen and "1/2" not in screen
+        session.term.press("2")
+        response = session.read()
+        assert answers_of(response) == {
+            "first": {"selected": ["Yes"]},
+            "second": {"selected": ["B"]},
+        }
+        assert response["sources"] == {"first": "env", "second": "tty"}
+
+
+def test_unregister_of_the_asking_agent(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send({"type": "register", "agent": {"id": "planner"}})
+        session.send(colours("r1", agent={"id": "planner"}))
+        screen = session.term.wait_for("3. Blue")
+        assert "asked by planner" in screen
+        session.send({"type": "unregister", "agent": {"id": "planner"}})
+        response = session.read()
+        assert response["id"] == "r1" and error_code(response) == "ASK_ABORTED"
+        assert "unregistered" in response["error"]["message"]
+        session.term.wait_gone("Favourite colour?")
+
+
+def test_sigterm_while_the_prompt_is_up(tmp_path: Path) -> None:
+    with Session(tmp_path, prelude=f"stty -g > {tmp_path / 'before'};") as session:
+        session.send(colours("r1"), colours("r2", "Queued?"))
+        session.term.wait_for("1 more request waiting")
+        during = session.term.settings()
+        assert not during[3] & termios.ICANON  # the check below can fail
+        session.term.child.kill(signal.SIGTERM)
+        responses = {r["id"]: r for r in (session.read(), session.read())}
+        assert {error_code(r) for r in responses.values()} == {"ASK_ABORTED"}
+        assert set(responses) == {"r1", "r2"}
+        after = session.term.settings()
+        assert session.term.wait_exit() == 143
+        before = parse_stty((tmp_path / "before").read_text())
+        assert comparable(after) == before
+        assert comparable(during) != before
+        assert "Favourite colour?" not in session.term.text
+        assert b"Traceback" not in session.term.raw

@@ -1,0 +1,144 @@
+"""Pieces every full-screen prompt shares: the answer type, styles, key helpers.
+
+Style classes are the only way prompts colour anything, so NO_COLOR is one
+switch here: the same class names map to attributes only (bold, reverse,
+underline), and every state that colour would show also has a glyph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from prompt_toolkit.filters import Condition, FilterOrBool
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.styles import Style
+
+from .sanitize import segments
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the human gave for one question (labels are the caller's originals)."""
+
+    selected: tuple[str, ...] = ()
+    custom: str | None = None
+
+    @property
+    def skipped(self) -> bool:
+        return not self.selected and not self.custom
+
+
+class Cancelled(Exception):
+    """The human dismissed the request (Esc or Ctrl-C)."""
+
+
+# Glyphs carry every state, so nothing depends on colour alone.
+POINTER = "\u276f"  # heavy right-pointing angle
+TICKED = "◉"
+UNTICKED = "○"
+APPROVE_MARK = "✔"
+DECLINE_MARK = "✘"
+ELLIPSIS = "…"
+
+_COLOURS = {
+    "tag": "reverse bold",
+    "tag.current": "reverse bold fg:ansicyan",
+    "tag.done": "fg:ansigreen",
+    "tag.todo": "fg:ansibrightblack",
+    "position": "bold",
+    "source": "fg:ansibrightblack",
+    "question": "bold",
+    "detail": "",
+    "more": "fg:ansibrightblack italic",
+    "placeholder": "fg:ansired reverse",
+    "pointer": "fg:ansicyan bold",
+    "current": "bold",
+    "number": "fg:ansibrightblack",
+    "description": "fg:ansibrightblack",
+    "ticked": "fg:ansigreen bold",
+    "other": "italic",
+    "approve": "fg:ansigreen bold",
+    "decline": "fg:ansired",
+    "warning": "fg:ansiyellow bold",
+    "hint": "fg:ansibrightblack",
+    "hint.key": "bold",
+    "filter": "fg:ansicyan",
+    "answer": "fg:ansigreen",
+    "skipped": "fg:ansiyellow italic",
+    "md.h1": "bold underline fg:ansicyan",
+    "md.h2": "bold fg:ansicyan",
+    "md.h3": "bold",
+    "md.bullet": "fg:ansicyan bold",
+    "md.code": "fg:ansiyellow",
+    "md.codeblock": "fg:ansiyellow",
+    "md.fence": "fg:ansibrightblack",
+    "md.quote": "italic fg:ansibrightblack",
+    "md.strong": "bold",
+    "md.em": "italic",
+    "md.rule": "fg:ansibrightblack",
+}
+# Without colour: emphasis survives as attributes; the glyphs do the rest.
+_MONOCHROME = {
+    "tag": "reverse bold",
+    "tag.current": "reverse bold underline",
+    "placeholder": "reverse",
+    "pointer": "bold",
+    "current": "bold",
+    "ticked": "bold",
+    "approve": "bold underline",
+    "warning": "bold",
+    "hint.key": "bold",
+    "question": "bold",
+    "md.h1": "bold underline",
+    "md.h2": "bold underline",
+    "md.h3": "bold",
+    "md.strong": "bold",
+    "md.em": "italic",
+    "md.code": "underline",
+    "md.quote": "italic",
+    "other": "italic",
+    "more": "italic",
+    "skipped": "italic",
+}
+
+
+def make_style(no_color: bool) -> Style:
+    rules = _MONOCHROME if no_color else _COLOURS
+    return Style([(name, rules.get(name, "")) for name in _COLOURS])
+
+
+def untrusted(text: str, style: str = "", *, multiline: bool = False) -> StyleAndTextTuples:
+    """Caller text as fragments, with placeholders styled so they stand out."""
+    return [
+        (f"{style} class:placeholder" if is_placeholder else style, part)
+        for is_placeholder, part in segments(text, multiline=multiline)
+    ]
+
+
+Handler = Callable[[KeyPressEvent], None]
+
+
+def bind(
+    kb: KeyBindings, keys: Iterable[str], handler: Handler, *, when: FilterOrBool = True
+) -> None:
+    """Bind each of ``keys`` (single keys, or space-separated sequences) to
+    ``handler``: a prompt declares its whole key map as one table of these."""
+    for key in keys:
+        kb.add(*key.split(" "), filter=when, eager=True)(handler)
+
+
+def hint(*pairs: tuple[str, str]) -> StyleAndTextTuples:
+    """``("↑↓", "move"), ("Enter", "confirm")`` -> a dim key legend."""
+    out: StyleAndTextTuples = []
+    for index, (keys, action) in enumerate(pairs):
+        if index:
+            out.append(("class:hint", "  "))
+        out += [("class:hint.key", keys), ("class:hint", f" {action}")]
+    return out
+
+
+def flag(getter: Callable[[], bool]) -> Condition:
+    """A key-binding filter reading live state (the state changes per keypress)."""
+    return Condition(getter)

@@ -1,0 +1,257 @@
+"""One request on screen: its questions, in one prompt-toolkit Application.
+
+The flow owns the answers and the per-question states, builds the screen for
+wherever the human is (question i, a detail pager, the review), and ends the
+Application with the answers, or with `Cancelled` on Esc / Ctrl-C.
+
+The Application is inline (not full screen): the terminal's earlier output
+stays visible above the prompt, so the human sees what the asking program was
+doing, and the prompt erases itself when done, whatever way it ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import DynamicContainer, Layout
+from prompt_toolkit.output import ColorDepth, Output
+
+from .._messages import AskUserQuestionItem
+from .common import Answer, Cancelled, bind, make_style, untrusted
+from .plan import is_plan_review, new_plan_state, pager_screen, plan_screen
+from .review import ReviewState, review_screen
+from .screen import Context, Nav, Screen
+from .select import SelectState, new_state, select_screen
+from .text import TextState, text_screen
+from .text import new_state as new_text_state
+
+#: How long a lone ESC byte waits for the rest of an escape sequence. Short, so
+#: Esc reacts at once; escape sequences arrive in one read anyway.
+ESC_TIMEOUT = 0.05
+#: How long a key that starts a longer binding waits for the next key.
+KEY_TIMEOUT = 0.3
+
+
+@dataclass
+class RequestInfo:
+    """What the status line says about the request as a whole."""
+
+    agent: str | None = None
+    #: How many other requests wait behind this one (read at every redraw).
+    waiting: Callable[[], int] = lambda: 0
+    #: The running Application, so the answerer can ask for a redraw when
+    #: the queue changes.
+    app: Application[dict[str, Answer]] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True)
+class Terminal:
+    input: Input
+    output: Output
+    no_color: bool = False
+
+
+async def ask(
+    questions: Sequence[AskUserQuestionItem], terminal: Terminal, info: RequestInfo
+) -> dict[str, Answer]:
+    """Show ``questions`` and return the human's answers by question id.
+
+    Raises `Cancelled` when the human dismisses the request. A cancellation
+    of the calling task (the request was withdrawn) ends the Application,
+    which erases the prompt and restores the terminal, then propagates.
+    """
+    if not questions:
+        raise ValueError("nothing to ask")
+    if len({q.id for q in questions}) != len(questions):
+        raise ValueError("question ids repeat")
+    flow = _Flow(list(questions), info)
+    app: Application[dict[str, Answer]] = Application(
+        layout=Layout(DynamicContainer(lambda: flow.screen.container), flow.screen.focus),
+        key_bindings=flow.keys(),
+        style=make_style(terminal.no_color),
+        color_depth=ColorDepth.DEPTH_1_BIT if terminal.no_color else None,
+        input=terminal.input,
+        output=terminal.output,
+        erase_when_done=True,
+        mouse_support=False,
+    )
+    app.ttimeoutlen = ESC_TIMEOUT
+    app.timeoutlen = KEY_TIMEOUT
+    flow.app = app
+    info.app = app
+    try:
+        # The serve loop owns SIGINT (and SIGTERM/SIGHUP); in raw mode Ctrl-C
+        # arrives as a key anyway. No exception handler: an error must end
+        # the prompt and reach the serve loop, not wait for a keypress.
+        return await app.run_async(handle_sigint=False, set_exception_handler=False)
+    finally:
+        info.app = None
+
+
+class _Flow:
+    def __init__(self, questions: list[AskUserQuestionItem], info: RequestInfo) -> None:
+        self.questions = questions
+        self.info = info
+        self.answers: dict[str, Answer] = {}
+        self.states: dict[str, SelectState | TextState] = {}
+        self.index = 0
+        self.reviewing = False  # after answering, return to the review
+        self.review = ReviewState(len(questions))
+        self.app: Application[dict[str, Answer]] | None = None
+        self.screen: Screen = self._question_screen(0)
+
+    # --- global keys ------------------------------------------------------
+
+    def keys(self) -> KeyBindings:
+        kb = KeyBindings()
+        # Screens bind Esc themselves where it means "leave this mode".
+        bind(kb, ["c-c", "escape"], self._cancel)
+        return kb
+
+    def _cancel(self, event: KeyPressEvent) -> None:
+        event.app.exit(exception=Cancelled())
+
+    # --- moving between screens -------------------------------------------
+
+    def _show(self, screen: Screen) -> None:
+        self.screen = screen
+        if self.app is not None:
+            # Key bindings are found through the layout's parent map, which
+            # prompt-toolkit refreshes only when it draws: without this, keys
+            # arriving in the same read as the one that switched screens (fast
+            # typing, a paste) would miss the new screen's bindings.
+            self.app.layout.update_parents_relations()
+            self.app.layout.focus(screen.focus)
+
+    def goto(self, index: int) -> None:
+        self.index = index
+        self._show(self._question_screen(index))
+
+    def _submitted(self, index: int, answer: Answer) -> None:
+        self.answers[self.questions[index].id] = answer
+        last = index == len(self.questions) - 1
+        if not (self.reviewing or last):
+            self.goto(index + 1)
+        elif len(self.questions) == 1:
+            self._finish()
+        else:
+            self._show_review()
+
+    def _show_review(self) -> None:
+        self.reviewing = True
+        self.review.cursor = len(self.questions)
+        screen = review_screen(
+            self.questions,
+            self.answers,
+            self.review,
+            self._review_title,
+            edit=self.goto,
+            submit=self._finish,
+        )
+        self._show(screen)
+
+    def _finish(self) -> None:
+        if self.app is not None:
+            self.app.exit(result=dict(self.answers))
+
+    # --- building screens -------------------------------------------------
+
+    def _question_screen(self, index: int) -> Screen:
+        question = self.questions[index]
+        ctx = Context(lambda: self._title(index), self._nav(index))
+        state = self._state(question)
+        if isinstance(state, TextState):
+            return text_screen(question, state, ctx)
+        if is_plan_review(question):
+            return plan_screen(question, state, ctx)
+        return select_screen(question, state, ctx)
+
+    def _nav(self, index: int) -> Nav:
+        question, count = self.questions[index], len(self.questions)
+        back = (lambda: self.goto(index - 1)) if index > 0 else None
+        forward = None
+        if question.id in self.answers and index + 1 < count:
+            forward = lambda: self.goto(index + 1)  # noqa: E731
+        elif question.id in self.answers and len(self.answers) == count > 1:
+            forward = self._show_review
+        read_detail = None
+        if question.detail:
+            read_detail = lambda: self._show(self._pager(index))  # noqa: E731
+        return Nav(lambda answer: self._submitted(index, answer), back, forward, read_detail)
+
+    def _pager(self, index: int) -> Screen:
+        return pager_screen(
+            self.questions[index], lambda: self._title(index), lambda: self.goto(index)
+        )
+
+    def _state(self, question: AskUserQuestionItem) -> SelectState | TextState:
+        """The question's state, showing its current answer when it has one."""
+        state = self.states.get(question.id)
+        if state is None:
+            if not question.options:
+                state = new_text_state(question)
+            elif is_plan_review(question):
+                state = new_plan_state(question)
+            else:
+                state = new_state(question)
+            self.states[question.id] = state
+        answer = self.answers.get(question.id)
+        if answer is not None and isinstance(state, SelectState):
+            _reflect(state, answer)
+        return state
+
+    # --- the status line --------------------------------------------------
+
+    def _title(self, index: int) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        count = len(self.questions)
+        if count > 1:
+            out.append(("class:position", f"{index + 1}/{count} "))
+            out += self._tabs(index)
+        elif self.questions[0].header:
+            out += untrusted(f" {self.questions[0].header} ", "class:tag")
+        return out + self._source()
+
+    def _review_title(self) -> StyleAndTextTuples:
+        return [("class:position", "review "), *self._tabs(-1), *self._source()]
+
+    def _tabs(self, current: int) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        for index, question in enumerate(self.questions):
+            name = question.header or f"Q{index + 1}"
+            done = question.id in self.answers
+            style = (
+                "class:tag.current"
+                if index == current
+                else ("class:tag.done" if done else "class:tag.todo")
+            )
+            mark = "✔" if done and index != current else " "
+            out += [("", " "), *untrusted(f"{mark}{name} ", style)]
+        return out
+
+    def _source(self) -> StyleAndTextTuples:
+        out: StyleAndTextTuples = []
+        if self.info.agent:
+            out += [("class:source", "  asked by "), *untrusted(self.info.agent, "class:source")]
+        waiting = self.info.waiting()
+        if waiting:
+            plural = "s" if waiting > 1 else ""
+            out.append(("class:source", f"  · {waiting} more request{plural} waiting"))
+        return out
+
+
+def _reflect(state: SelectState, answer: Answer) -> None:
+    """Make the list show ``answer``: its ticks, its custom text, its cursor."""
+    options = state.options
+    labels = set(answer.selected)
+    options.ticked = {
+        i for i, item in enumerate(options.items) if item.label in labels and not item.other
+    }
+    options.custom = answer.custom
+    if not options.multi and options.ticked and not options.query:
+        options.cursor = min(options.ticked)

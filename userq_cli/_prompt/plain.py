@@ -1,0 +1,236 @@
+"""Plain mode: a line-oriented prompt for screen readers and dumb terminals.
+
+Text is only ever appended: numbered options, a prompt, the typed line.
+No cursor addressing, no colour, no redraws; the only control characters
+written are newline and, to erase a typed character, backspace. Keys are
+still read in raw mode (one Application per line, output to nowhere), so
+Esc and Ctrl-C dismiss the request at once, as in the full prompt, and
+never reach the asking program as a signal.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TextIO
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import Layout, Window
+from prompt_toolkit.layout.controls import FormattedTextControl
+from prompt_toolkit.output import DummyOutput
+from prompt_toolkit.utils import get_cwidth
+
+from .._messages import AskUserQuestionItem
+from .common import Answer, Cancelled, bind
+from .flow import ESC_TIMEOUT, RequestInfo
+from .plan import is_plan_review
+from .sanitize import clean
+
+_TOKENS = re.compile(r"[\s,]+")
+
+
+@dataclass
+class PlainTerminal:
+    input: Input
+    output: TextIO
+
+    def write(self, text: str) -> None:
+        self.output.write(text)
+        self.output.flush()
+
+
+async def ask_plain(
+    questions: Sequence[AskUserQuestionItem], term: PlainTerminal, info: RequestInfo
+) -> dict[str, Answer]:
+    """Ask ``questions`` one after another; a batch ends with a review."""
+    if not questions:
+        raise ValueError("nothing to ask")
+    answers: dict[str, Answer] = {}
+    index = 0
+    term.write("\n")
+    if info.agent:
+        term.write(f"Question{'s' * (len(questions) > 1)} from {clean(info.agent)}\n")
+    while index < len(questions):
+        answers[questions[index].id] = await _ask_one(term, questions, index)
+        index += 1
+        if index == len(questions) and len(questions) > 1:
+            index = await _review(term, questions, answers)
+    return answers
+
+
+async def _ask_one(
+    term: PlainTerminal, questions: Sequence[AskUserQuestionItem], index: int
+) -> Answer:
+    question = questions[index]
+    _describe(term, question, index, len(questions))
+    if not question.options:
+        answer = await _text(term)
+    elif question.multi_select:
+        answer = await _multi(term, question)
+    else:
+        answer = await _single(term, question)
+    term.write(f"  -> {_summary(answer)}\n")
+    return answer
+
+
+def _describe(term: PlainTerminal, question: AskUserQuestionItem, index: int, count: int) -> None:
+    where = f"Question {index + 1} of {count}" if count > 1 else "Question"
+    header = f" [{clean(question.header)}]" if question.header else ""
+    term.write(f"\n{where}{header}: {clean(question.question, multiline=True)}\n")
+    if question.detail:
+        label = "Plan" if is_plan_review(question) else "Details"
+        term.write(f"{label}:\n{_indent(clean(question.detail, multiline=True))}\n")
+    approve = question.intent.approve if is_plan_review(question) and question.intent else None
+    for number, option in enumerate(question.options or (), 1):
+        tag = " (approve)" if option.label == approve else ""
+        line = f"  {number}) {clean(option.label)}{tag}"
+        if option.description:
+            line += f" - {clean(option.description)}"
+        term.write(line + "\n")
+    if question.options:
+        term.write("  o) Other: type your own answer\n  s) Skip this question\n")
+
+
+async def _single(term: PlainTerminal, question: AskUserQuestionItem) -> Answer:
+    labels = question.labels
+    while True:
+        line = (await read_line(term, f"Choose 1-{len(labels)}, o or s (Esc cancels): ")).strip()
+        if line.isdigit() and 1 <= int(line) <= len(labels):
+            return Answer((labels[int(line) - 1],))
+        if line.lower() == "s":
+            return Answer()
+        if line.lower() == "o" and (custom := await _custom(term)):
+            return Answer(custom=custom)
+        if line.lower() != "o":
+            term.write(f"Please type a number from 1 to {len(labels)}, o or s.\n")
+
+
+async def _multi(term: PlainTerminal, question: AskUserQuestionItem) -> Answer:
+    labels = question.labels
+    prompt = f"Choose any of 1-{len(labels)} (e.g. 1 3), a for all, o, or s (Esc cancels): "
+    warned = False
+    while True:
+        line = (await read_line(term, prompt)).strip().lower()
+        if line == "s" or (not line and warned):
+            return Answer()
+        if not line:
+            term.write("Nothing chosen. Press Enter again to skip this question.\n")
+            warned = True
+            continue
+        warned = False
+        picked = _parse_picks(line, len(labels))
+        if picked is None:
+            term.write("Please type option numbers separated by spaces, a, o or s.\n")
+            continue
+        numbers, wants_other = picked
+        custom = await _custom(term) if wants_other else None
+        chosen = tuple(labels[n - 1] for n in sorted(numbers))
+        if chosen or custom:
+            return Answer(chosen, custom)
+
+
+def _parse_picks(line: str, count: int) -> tuple[set[int], bool] | None:
+    numbers: set[int] = set()
+    other = False
+    for token in filter(None, _TOKENS.split(line)):
+        if token == "a":
+            numbers |= set(range(1, count + 1))
+        elif token == "o":
+            other = True
+        elif token.isdigit() and 1 <= int(token) <= count:
+            numbers.add(int(token))
+        else:
+            return None
+    return numbers, other
+
+
+async def _custom(term: PlainTerminal) -> str | None:
+    text = await read_line(term, "Your answer (empty goes back): ")
+    return text if text.strip() else None
+
+
+async def _text(term: PlainTerminal) -> Answer:
+    warned = False
+    while True:
+        text = await read_line(term, "Your answer (Esc cancels): ")
+        if text.strip():
+            return Answer(custom=text)
+        if warned:
+            return Answer()
+        term.write("The answer is empty. Press Enter again to skip this question.\n")
+        warned = True
+
+
+async def _review(
+    term: PlainTerminal, questions: Sequence[AskUserQuestionItem], answers: dict[str, Answer]
+) -> int:
+    """Show every answer; return len(questions) to submit, or an index to change."""
+    term.write("\nYour answers:\n")
+    for number, question in enumerate(questions, 1):
+        term.write(f"  {number}) {clean(question.question)} -> {_summary(answers[question.id])}\n")
+    while True:
+        line = (await read_line(term, "Enter submits; a number changes that answer: ")).strip()
+        if not line:
+            return len(questions)
+        if line.isdigit() and 1 <= int(line) <= len(questions):
+            return int(line) - 1
+        term.write(f"Please press Enter, or type a number from 1 to {len(questions)}.\n")
+
+
+def _summary(answer: Answer) -> str:
+    if answer.skipped:
+        return "(skipped)"
+    parts = [clean(label) for label in answer.selected]
+    if answer.custom:
+        parts.append(f'"{clean(answer.custom)}"')
+    return ", ".join(parts)
+
+
+def _indent(text: str) -> str:
+    return "\n".join(f"  {line}" for line in text.split("\n"))
+
+
+async def read_line(term: PlainTerminal, prompt: str) -> str:
+    """One line typed at the terminal, echoed as typed; Esc/Ctrl-C cancel."""
+    term.write(prompt)
+    # What was typed, and what was echoed for it (pasted controls are shown
+    # as placeholders but kept in the answer, as typed).
+    typed: list[tuple[str, str]] = []
+
+    def insert(event: KeyPressEvent) -> None:
+        if event.data.isprintable() or event.key_sequence[0].key == Keys.BracketedPaste:
+            shown = clean(event.data)
+            typed.append((event.data, shown))
+            term.write(shown)
+
+    def erase(event: KeyPressEvent) -> None:
+        if typed:
+            width = get_cwidth(typed.pop()[1])
+            term.write("\b" * width + " " * width + "\b" * width)
+
+    def erase_all(event: KeyPressEvent) -> None:
+        while typed:
+            erase(event)
+
+    kb = KeyBindings()
+    bind(kb, ["<any>"], insert)
+    kb.add(Keys.BracketedPaste)(insert)
+    bind(kb, ["backspace", "c-h"], erase)
+    bind(kb, ["c-u"], erase_all)
+    bind(kb, ["enter"], lambda event: event.app.exit(result="".join(t for t, _ in typed)))
+    bind(kb, ["escape", "c-c"], lambda event: event.app.exit(exception=Cancelled()))
+    app: Application[str] = Application(
+        layout=Layout(Window(FormattedTextControl("", focusable=True))),
+        key_bindings=kb,
+        input=term.input,
+        output=DummyOutput(),
+    )
+    app.ttimeoutlen = ESC_TIMEOUT
+    try:
+        return await app.run_async(handle_sigint=False, set_exception_handler=False)
+    finally:
+        term.write("\n")

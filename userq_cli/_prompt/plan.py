@@ -1,0 +1,219 @@
+"""Plan review, and the pager that shows a long detail in full.
+
+For an ask with intent ``plan-review`` the detail is the plan: it is shown as
+readable markdown (headings, lists, code blocks set apart) in a pager that
+takes the free height of the screen, above the decisions. The ``approve``
+option is marked as the approving decision; the others as declining ones.
+The answer is encoded exactly as for a generic question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import HSplit, Window
+
+from .._messages import AskUserQuestionItem
+from .common import APPROVE_MARK, DECLINE_MARK, bind, hint, untrusted
+from .listview import Item
+from .screen import Context, Screen, question_lines, text_window
+from .select import SelectState, new_state, select_screen
+from .wrap import Line, WrappedText, width_of, wrap
+
+PLAN_REVIEW = "plan-review"
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$")
+_FENCE = re.compile(r"^\s*(```|~~~)\s*(.*)$")
+_RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
+_QUOTE = re.compile(r"^\s*>\s?(.*)$")
+_INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|__[^_]+__|\*[^*\s][^*]*\*|_[^_\s][^_]*_)")
+
+
+def is_plan_review(question: AskUserQuestionItem) -> bool:
+    intent = question.intent
+    return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
+
+
+def plan_items(question: AskUserQuestionItem) -> list[Item]:
+    """Decisions: the approve option marked ✔, the others ✘, then Other."""
+    approve = question.intent.approve if question.intent else None
+    rows = [
+        Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ")
+        if o.label == approve
+        else Item(o.label, o.description, style="class:decline", mark=f"{DECLINE_MARK} ")
+        for o in question.options or ()
+    ]
+    return [*rows, Item("", other=True)]
+
+
+def new_plan_state(question: AskUserQuestionItem) -> SelectState:
+    if not is_plan_review(question):
+        raise ValueError(f"question {question.id!r} is not a plan review")
+    return new_state(question, plan_items(question))
+
+
+def plan_screen(question: AskUserQuestionItem, state: SelectState, ctx: Context) -> Screen:
+    if not is_plan_review(question):
+        raise ValueError(f"question {question.id!r} is not a plan review")
+    document = markdown(question.detail or "")
+    pager = WrappedText(document, scrollable=True)
+    return select_screen(question, state, ctx, pager=pager)
+
+
+def pager_screen(
+    question: AskUserQuestionItem,
+    title: Callable[[], StyleAndTextTuples],
+    close: Callable[[], None],
+) -> Screen:
+    """The whole detail of a question, scrollable; any of q/Esc/Enter returns."""
+    if not question.detail:
+        raise ValueError(f"question {question.id!r} has no detail to page through")
+    text = untrusted(question.detail, "class:detail", multiline=True)
+    pager = WrappedText(lambda width: wrap(text, width), scrollable=True, focusable=True)
+    window = Window(pager)
+    kb = KeyBindings()
+    bind(kb, ["up", "k"], lambda e: pager.scroll(-1))
+    bind(kb, ["down", "j"], lambda e: pager.scroll(1))
+    bind(kb, ["pageup", "b"], lambda e: pager.scroll(-max(pager.last_height - 1, 1)))
+    bind(kb, ["pagedown", "space", "f"], lambda e: pager.scroll(max(pager.last_height - 1, 1)))
+    bind(kb, ["home", "g"], lambda e: setattr(pager, "top", 0))
+    bind(kb, ["end", "G"], lambda e: pager.scroll(pager.total))
+    bind(kb, ["q", "escape", "enter", "d", "c-o"], lambda e: close())
+    legend = hint(("↑↓ PgUp/PgDn", "scroll"), ("q/Esc/Enter", "back to the question"))
+    container = HSplit(
+        [
+            text_window(lambda width: wrap(title(), width), live=True),
+            text_window(question_lines(question)),
+            window,
+            text_window(
+                lambda width: wrap([("class:hint", pager.position()), *legend], width), live=True
+            ),
+        ],
+        key_bindings=kb,
+    )
+    return Screen(container, window)
+
+
+# --- markdown -------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    kind: str  # heading1..6, para, item, code, fence, quote, rule, blank, table
+    text: str = ""
+    indent: int = 0
+    marker: str = ""
+
+
+def markdown(source: str) -> Callable[[int], list[Line]]:
+    """A renderer of ``source`` for any width (parsed once, wrapped per width)."""
+    blocks = _parse(source.replace("\r\n", "\n").expandtabs(4))
+    return lambda width: _render(blocks, width)
+
+
+def _parse(source: str) -> list[_Block]:
+    blocks: list[_Block] = []
+    fence: str | None = None
+    for raw in source.split("\n"):
+        match = _FENCE.match(raw)
+        if fence is not None:
+            if match and match.group(1) == fence:
+                blocks.append(_Block("fence"))
+                fence = None
+            else:
+                blocks.append(_Block("code", raw))
+        elif match:
+            fence = match.group(1)
+            blocks.append(_Block("fence", match.group(2), marker="open"))
+        else:
+            _parse_line(raw, blocks)
+    return blocks
+
+
+def _parse_line(raw: str, blocks: list[_Block]) -> None:
+    if not raw.strip():
+        if blocks and blocks[-1].kind != "blank":
+            blocks.append(_Block("blank"))
+    elif heading := _HEADING.match(raw):
+        blocks.append(_Block(f"heading{len(heading.group(1))}", heading.group(2)))
+    elif _RULE.match(raw):
+        blocks.append(_Block("rule"))
+    elif bullet := _BULLET.match(raw):
+        marker = bullet.group(2)
+        marker = "•" if marker in "-*+" else marker
+        blocks.append(_Block("item", bullet.group(3), len(bullet.group(1)), marker))
+    elif quote := _QUOTE.match(raw):
+        blocks.append(_Block("quote", quote.group(1)))
+    elif raw.lstrip().startswith("|"):
+        blocks.append(_Block("table", raw))
+    elif blocks and blocks[-1].kind in ("para", "item", "quote") and not raw.startswith("    "):
+        blocks[-1].text += " " + raw.strip()  # a continuation line joins its paragraph
+    else:
+        blocks.append(_Block("para", raw.strip()))
+
+
+def _render(blocks: list[_Block], width: int) -> list[Line]:
+    lines: list[Line] = []
+    for block in blocks:
+        lines += _render_block(block, width)
+    return lines or [[]]
+
+
+def _render_block(block: _Block, width: int) -> list[Line]:
+    kind = block.kind
+    if kind.startswith("heading"):
+        level = min(int(kind[-1]), 3)
+        text = wrap(untrusted(block.text, f"class:md.h{level}"), width)
+        rule = {1: "═", 2: "─"}.get(level)
+        if rule is None:
+            return text
+        return [*text, [("class:md.rule", rule * min(width, max(_width(text), 1)))]]
+    if kind == "item":
+        prefix: Line = [("", " " * block.indent), ("class:md.bullet", f"{block.marker} ")]
+        return wrap(_inline(block.text), width, first=prefix)
+    if kind == "code":
+        bar: Line = [("class:md.fence", "│ ")]
+        more: Line = [("class:md.fence", "┆ ")]
+        return wrap(
+            untrusted(block.text, "class:md.codeblock"), width, first=bar, rest=more, hard=True
+        )
+    if kind == "fence":
+        if not block.marker:
+            return [[("class:md.fence", "└─")]]
+        return [[("class:md.fence", "┌─"), *untrusted(f" {block.text}" if block.text else "")]]
+    if kind == "quote":
+        bar = [("class:md.quote", "┃ ")]
+        return wrap(_inline(block.text, "class:md.quote"), width, first=bar, rest=bar)
+    if kind == "rule":
+        return [[("class:md.rule", "─" * width)]]
+    if kind == "table":
+        return wrap(untrusted(block.text), width, hard=True)
+    if kind == "blank":
+        return [[]]
+    return wrap(_inline(block.text), width)
+
+
+def _inline(text: str, base: str = "") -> StyleAndTextTuples:
+    """`code`, **strong** and *emphasis* within a line."""
+    out: StyleAndTextTuples = []
+    for part in _INLINE.split(text):
+        if not part:
+            continue
+        if part.startswith("`"):
+            out += untrusted(part[1:-1], f"{base} class:md.code")
+        elif part.startswith(("**", "__")) and len(part) > 4:
+            out += untrusted(part[2:-2], f"{base} class:md.strong")
+        elif part.startswith(("*", "_")) and len(part) > 2:
+            out += untrusted(part[1:-1], f"{base} class:md.em")
+        else:
+            out += untrusted(part, base)
+    return out
+
+
+def _width(lines: list[Line]) -> int:
+    return max((width_of(line) for line in lines), default=0)

@@ -1,0 +1,115 @@
+"""What a prompt screen is, and the frame every question screen shares.
+
+A screen is a container (carrying its own key bindings) plus the window that
+takes focus. The flow (`flow.py`) shows one screen at a time inside a single
+Application, so moving between the questions of a batch never leaves raw
+mode or repaints from scratch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prompt_toolkit.application import get_app
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.layout import (
+    ConditionalContainer,
+    Container,
+    Dimension,
+    HSplit,
+    Window,
+)
+
+from .._messages import AskUserQuestionItem
+from .common import Answer, untrusted
+from .wrap import Line, WrappedText, wrap
+
+
+@dataclass
+class Screen:
+    container: Container
+    focus: Window
+
+
+@dataclass
+class Nav:
+    """How a question screen hands control back to the flow."""
+
+    submit: Callable[[Answer], None]
+    #: Previous / next question of a batch; None where there is none.
+    back: Callable[[], None] | None = None
+    forward: Callable[[], None] | None = None
+    #: Open a pager on the question's full detail.
+    read_detail: Callable[[], None] | None = None
+
+
+@dataclass
+class Context:
+    """Per-screen information from the flow."""
+
+    #: The status line: position in the batch, headers, who asks.
+    title: Callable[[], StyleAndTextTuples]
+    nav: Nav
+
+
+def rows() -> int:
+    return get_app().output.get_size().rows
+
+
+def text_window(render: Callable[[int], list[Line]], *, live: bool = False) -> Window:
+    """Wrapped text; ``live`` text follows the state (re-rendered every frame)."""
+    return Window(WrappedText(render, cache=not live), dont_extend_height=True)
+
+
+def question_lines(question: AskUserQuestionItem) -> Callable[[int], list[Line]]:
+    text = untrusted(question.question, "class:question", multiline=True)
+    return lambda width: wrap(text, width)
+
+
+def detail_control(question: AskUserQuestionItem, key: str) -> WrappedText:
+    """The detail under the question, clipped to a third of the screen; the
+    last line says how to read the rest."""
+    text = untrusted(question.detail or "", "class:detail", multiline=True)
+    return WrappedText(
+        lambda width: wrap(text, width),
+        more_note=f"{{hidden}} more lines: press {key} to read all",
+    )
+
+
+def frame(
+    ctx: Context,
+    question: AskUserQuestionItem,
+    body: list[Container],
+    message: Callable[[], StyleAndTextTuples],
+    legend: Callable[[], StyleAndTextTuples],
+    *,
+    key_bindings: KeyBindings,
+    detail: Container | None = None,
+    detail_key: str = "d",
+) -> HSplit:
+    """Title, question, detail, body, message and key legend, top to bottom."""
+    if detail is None and question.detail:
+        detail = Window(
+            detail_control(question, detail_key),
+            height=lambda: Dimension(min=1, max=max(3, rows() // 3)),
+            dont_extend_height=True,
+        )
+    parts: list[Container] = [
+        text_window(lambda width: wrap(ctx.title(), width), live=True),
+        text_window(question_lines(question)),
+    ]
+    if detail is not None:
+        parts.append(detail)
+    parts.append(Window(height=1))
+    parts += body
+    parts.append(
+        ConditionalContainer(
+            text_window(lambda width: wrap(message(), width), live=True),
+            filter=Condition(lambda: bool(message())),
+        )
+    )
+    parts.append(text_window(lambda width: wrap(legend(), width), live=True))
+    return HSplit(parts, key_bindings=key_bindings)

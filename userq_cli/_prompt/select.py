@@ -1,0 +1,349 @@
+"""Single- and multi-select questions: the option list, its filter, "Other".
+
+Modes of one screen: ``list`` (moving, picking, ticking), ``filter`` (typing
+a query after ``/``) and ``other`` (typing the "Other" answer). Each mode's
+keys are declared together in `_Select.keys`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from prompt_toolkit.application import get_app
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, HSplit, Window
+from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+
+from .._messages import AskUserQuestionItem
+from .common import Answer, bind, hint, untrusted
+from .listview import Item, ListState, OptionList
+from .sanitize import clean
+from .screen import Context, Screen, frame
+from .wrap import WrappedText
+
+Mode = Literal["list", "filter", "other"]
+
+OTHER_PROMPT = "Other (type your own answer)"
+EMPTY_MULTI_WARNING = (
+    "Nothing is ticked. Space ticks an option; press Enter again to skip this question."
+)
+
+
+@dataclass
+class SelectState:
+    """Everything a select screen remembers when the human moves away and back."""
+
+    options: ListState
+    mode: Mode = "list"
+    warned: bool = False  # Enter with nothing ticked was pressed once
+
+    @property
+    def answer(self) -> Answer:
+        return Answer(self.options.selected_labels(), self.options.custom)
+
+
+def generic_items(question: AskUserQuestionItem) -> list[Item]:
+    """One row per option, then the Other row."""
+    rows = [Item(o.label, o.description) for o in question.options or ()]
+    return [*rows, Item("", other=True)]
+
+
+def new_state(question: AskUserQuestionItem, items: Sequence[Item] | None = None) -> SelectState:
+    if not question.options:
+        raise ValueError(f"question {question.id!r} has no options to select from")
+    chosen = list(items) if items is not None else generic_items(question)
+    return SelectState(ListState(chosen, multi=question.multi_select))
+
+
+def select_screen(
+    question: AskUserQuestionItem,
+    state: SelectState,
+    ctx: Context,
+    *,
+    pager: WrappedText | None = None,
+) -> Screen:
+    """The screen for a question with options.
+
+    ``pager`` (plan review) replaces the clipped detail with a scrollable
+    document taking the free height; PgUp/PgDn/Home/End then scroll it.
+    """
+    if not question.options:
+        raise ValueError(f"question {question.id!r} has no options to select from")
+    if state.options.multi != question.multi_select:
+        raise ValueError("the state was made for another question")
+    return _Select(question, state, ctx, pager).screen
+
+
+class _Select:
+    def __init__(
+        self,
+        question: AskUserQuestionItem,
+        state: SelectState,
+        ctx: Context,
+        pager: WrappedText | None,
+    ) -> None:
+        self.question = question
+        self.state = state
+        self.list = state.options
+        self.ctx = ctx
+        self.pager = pager
+        state.mode = "list"  # a screen (re)opens on its list
+        self.other_buffer = Buffer(multiline=False, name=f"other:{question.id}")
+        self.list_window = Window(
+            OptionList(lambda: self.list, self._other_text),
+            height=Dimension(min=min(len(self.list.items), 5)),
+        )
+        self.other_window = Window(
+            BufferControl(self.other_buffer),
+            height=1,
+            wrap_lines=True,
+            get_line_prefix=_other_prefix,
+        )
+        self.screen = Screen(self._layout(), self.list_window)
+
+    # --- layout -----------------------------------------------------------
+
+    def _layout(self) -> Container:
+        filter_line = ConditionalContainer(
+            Window(FormattedTextControl(self._filter_line), height=1),
+            filter=Condition(lambda: self.state.mode == "filter" or bool(self.list.query)),
+        )
+        other_line = ConditionalContainer(
+            self.other_window, filter=Condition(lambda: self.state.mode == "other")
+        )
+        detail = None
+        if self.pager is not None:
+            pager = self.pager
+            detail = HSplit(
+                [
+                    Window(pager, height=Dimension(min=3, weight=3)),
+                    Window(
+                        FormattedTextControl(
+                            lambda: [("class:more", f"── plan: {pager.position()}")]
+                        ),
+                        height=1,
+                    ),
+                ]
+            )
+        return frame(
+            self.ctx,
+            self.question,
+            [filter_line, self.list_window, other_line],
+            self._message,
+            self._legend,
+            key_bindings=self.keys(),
+            detail=detail,
+        )
+
+    def _other_text(self) -> str:
+        custom = self.list.custom  # typed, but perhaps pasted: neutralise it too
+        return f"Other: {clean(custom)}" if custom else OTHER_PROMPT
+
+    def _filter_line(self) -> StyleAndTextTuples:
+        shown = sum(1 for i in self.list.matches if not self.list.items[i].other)
+        total = len(self.list.items) - 1
+        cursor = "▏" if self.state.mode == "filter" else ""
+        return [
+            ("class:filter", "/ "),
+            *untrusted(self.list.query, "class:filter"),
+            ("class:filter", cursor),
+            ("class:hint", f"   {shown} of {total} match"),
+        ]
+
+    def _message(self) -> StyleAndTextTuples:
+        return [("class:warning", EMPTY_MULTI_WARNING)] if self.state.warned else []
+
+    def _legend(self) -> StyleAndTextTuples:
+        mode, multi, nav = self.state.mode, self.list.multi, self.ctx.nav
+        if mode == "filter":
+            enter = "done filtering" if multi else "choose"
+            return hint(("type", "to filter"), ("↑↓", "move"), ("Enter", enter), ("Esc", "clear"))
+        if mode == "other":
+            return hint(("Enter", "accept"), ("Esc", "back to the list"), ("Ctrl-C", "cancel"))
+        pairs = [("↑↓", "move")]
+        if multi:
+            pairs += [("Space", "tick"), ("a", "all"), ("Enter", "confirm")]
+        else:
+            pairs += [("1-9", "pick"), ("Enter", "choose")]
+        pairs += [("/", "filter"), ("o", "other"), ("s", "skip")]
+        if self.pager is not None:
+            pairs.append(("PgUp/PgDn", "scroll plan"))
+        elif self.question.detail and nav.read_detail:
+            pairs.append(("d", "detail"))
+        if nav.back:
+            pairs.append(("←", "previous"))
+        if nav.forward:
+            pairs.append(("→", "next"))
+        pairs.append(("Esc", "cancel"))
+        return hint(*pairs)
+
+    # --- key map ----------------------------------------------------------
+
+    def keys(self) -> KeyBindings:
+        kb = KeyBindings()
+        listing = Condition(lambda: self.state.mode == "list")
+        filtering = Condition(lambda: self.state.mode == "filter")
+        other = Condition(lambda: self.state.mode == "other")
+        multi = Condition(lambda: self.list.multi)
+        paging = Condition(lambda: self.pager is None)
+        nav = self.ctx.nav
+        act = self._act
+        # list mode
+        bind(kb, ["up", "k", "c-p"], act(lambda: self.list.move(-1)), when=listing)
+        bind(kb, ["down", "j", "c-n"], act(lambda: self.list.move(1)), when=listing)
+        bind(kb, ["pageup"], act(lambda: self.list.move(-self._page())), when=listing & paging)
+        bind(kb, ["pagedown"], act(lambda: self.list.move(self._page())), when=listing & paging)
+        bind(kb, ["home", "g"], act(lambda: self.list.jump(0)), when=listing & paging)
+        bind(kb, ["end", "G"], act(lambda: self.list.jump(-1)), when=listing & paging)
+        for digit in range(1, 10):
+            bind(kb, [str(digit)], act(self._number(digit)), when=listing)
+        bind(kb, ["enter"], self._confirm_key, when=listing)
+        bind(kb, ["space"], act(self._tick_current), when=listing & multi)
+        bind(kb, ["a"], act(self.list.toggle_all), when=listing & multi)
+        bind(kb, ["o"], act(self._open_other), when=listing)
+        bind(kb, ["s", "c-s"], act(lambda: nav.submit(Answer())), when=listing)
+        bind(kb, ["/"], act(self._start_filter), when=listing)
+        # Esc first drops an applied filter; only then does it cancel (global).
+        has_query = Condition(lambda: bool(self.list.query))
+        bind(kb, ["escape"], act(self._clear_filter), when=listing & has_query)
+        if nav.back:
+            bind(kb, ["left", "s-tab"], act(nav.back), when=listing)
+        if nav.forward:
+            bind(kb, ["right", "tab"], act(nav.forward), when=listing)
+        if nav.read_detail and self.question.detail and self.pager is None:
+            bind(kb, ["d"], act(nav.read_detail), when=listing)
+        if self.pager is not None:
+            pager = self.pager
+            bind(kb, ["pageup", "b"], act(lambda: pager.scroll(-self._pager_page())), when=listing)
+            bind(kb, ["pagedown", "f"], act(lambda: pager.scroll(self._pager_page())), when=listing)
+            # As in less; multi-select needs Space for ticking.
+            bind(
+                kb, ["space"], act(lambda: pager.scroll(self._pager_page())), when=listing & ~multi
+            )
+            bind(kb, ["home"], act(lambda: setattr(pager, "top", 0)), when=listing)
+            bind(kb, ["end"], act(lambda: pager.scroll(pager.total)), when=listing)
+        # filter mode
+        bind(kb, ["<any>"], self._type_filter, when=filtering)
+        bind(kb, ["backspace", "c-h"], act(self._filter_backspace), when=filtering)
+        bind(kb, ["up", "c-p"], act(lambda: self.list.move(-1)), when=filtering)
+        bind(kb, ["down", "c-n"], act(lambda: self.list.move(1)), when=filtering)
+        bind(kb, ["pageup"], act(lambda: self.list.move(-self._page())), when=filtering)
+        bind(kb, ["pagedown"], act(lambda: self.list.move(self._page())), when=filtering)
+        bind(kb, ["tab"], act(self._tick_current), when=filtering & multi)
+        bind(kb, ["enter"], act(self._filter_enter), when=filtering)
+        bind(kb, ["escape"], act(self._clear_filter), when=filtering)
+        # other mode (the text field keeps the default editing keys)
+        bind(kb, ["enter"], act(self._accept_other), when=other)
+        bind(kb, ["escape"], act(self._close_other), when=other)
+        return kb
+
+    def _act(self, action: Callable[[], object]) -> Callable[[KeyPressEvent], None]:
+        """A key handler: any key but Enter withdraws the empty-Enter warning."""
+
+        def handler(event: KeyPressEvent) -> None:
+            self.state.warned = False
+            action()
+
+        return handler
+
+    # --- actions ----------------------------------------------------------
+
+    def _page(self) -> int:
+        info = self.list_window.render_info
+        return max((info.window_height if info else 10) - 2, 1)
+
+    def _pager_page(self) -> int:
+        return max(self.pager.last_height - 1, 1) if self.pager else 1
+
+    def _number(self, digit: int) -> Callable[[], None]:
+        def pick() -> None:
+            position = digit - 1
+            if position >= len(self.list.matches):
+                return
+            index = self.list.matches[position]
+            if self.list.items[index].other:
+                return
+            if self.list.multi:
+                self.list.cursor = position
+                self.list.toggle(index)
+            else:
+                self.ctx.nav.submit(Answer((self.list.items[index].label,)))
+
+        return pick
+
+    def _confirm_key(self, event: KeyPressEvent) -> None:
+        self._confirm()
+
+    def _confirm(self) -> None:
+        item = self.list.current_item
+        if item is None:
+            return
+        if item.other and not (self.list.multi and self.list.custom):
+            self._open_other()
+        elif not self.list.multi:
+            self.ctx.nav.submit(Answer((item.label,)))
+        elif self.state.answer.skipped and not self.state.warned:
+            # An empty multi-select answer is never submitted by accident.
+            self.state.warned = True
+        else:
+            self.state.warned = False
+            self.ctx.nav.submit(self.state.answer)
+
+    def _tick_current(self) -> None:
+        item = self.list.current_item
+        if item is not None and item.other:
+            self._open_other()
+        elif item is not None:
+            self.list.toggle(self.list.current)
+
+    def _open_other(self) -> None:
+        self.list.jump(-1)  # the Other row is always last: point at it
+        self.state.mode = "other"
+        self.other_buffer.document = Document(self.list.custom or "")
+        get_app().layout.focus(self.other_window)
+
+    def _close_other(self) -> None:
+        self.state.mode = "list"
+        get_app().layout.focus(self.list_window)
+
+    def _accept_other(self) -> None:
+        text = self.other_buffer.text
+        blank = not text.strip()  # only spaces is no answer
+        if not blank and not self.list.multi:
+            self.ctx.nav.submit(Answer(custom=text))
+            return
+        # Multi-select: the text joins the ticks; an empty field clears it.
+        self.list.custom = None if blank else text
+        self._close_other()
+
+    def _start_filter(self) -> None:
+        self.state.mode = "filter"
+
+    def _type_filter(self, event: KeyPressEvent) -> None:
+        if event.data.isprintable():
+            self.list.set_query(self.list.query + event.data)
+
+    def _filter_backspace(self) -> None:
+        if self.list.query:
+            self.list.set_query(self.list.query[:-1])
+        else:
+            self.state.mode = "list"
+
+    def _filter_enter(self) -> None:
+        self.state.mode = "list"
+        if not self.list.multi:
+            self._confirm()
+
+    def _clear_filter(self) -> None:
+        self.list.set_query("")
+        self.state.mode = "list"
+
+
+def _other_prefix(line: int, wrapped: int) -> StyleAndTextTuples:
+    return [("class:other", "       " if line or wrapped else "Other: ")]
