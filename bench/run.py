@@ -17,10 +17,11 @@ import statistics
 import subprocess
 import sys
 import sysconfig
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+from prompt_bench import bench_prompt  # bench/ is on sys.path when run as a script
 
 HERE = Path(__file__).parent
 USERQ = str(Path(sysconfig.get_path("scripts")) / "userq")
@@ -87,13 +88,7 @@ def main() -> None:
         bench_throughput(2_000 if quick else 20_000, repeat),
         bench_one_question(repeat),
     ]
-    prompt = HERE / "prompt_bench.py"
-    if prompt.exists():
-        with tempfile.TemporaryDirectory():
-            sys.path.insert(0, str(HERE))
-            from prompt_bench import bench_prompt  # type: ignore[import-not-found]
-
-            results.append(bench_prompt(quick))
+    results.append(bench_prompt(quick))
     width = max(len(name) for name, _, _ in results)
     print(f"{'benchmark':<{width}}  {'userq':>9}  {'reference':>9}  {'ratio':>6}")
     for name, mine, reference in results:
