@@ -10,6 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 from processes import USERQ, clean_env
+from ptyterm import ENTER, P, Term
 
 
 def userq(
@@ -243,3 +244,41 @@ def test_signal_while_waiting(signum: int, status: int) -> None:
     child.close()
     assert child.exitstatus == status
     assert b"ASK_ABORTED" in child.before
+
+
+@pytest.mark.parametrize(("default", "status"), [("yes", 0), ("no", 1)])
+def test_confirm_default_is_what_enter_picks(default: str, status: int) -> None:
+    term = Term(f"{USERQ} confirm 'Delete 3 files?' --default {default}")
+    try:
+        screen = term.wait_for("Delete 3 files?")
+        row = f"{P} 1. Yes" if default == "yes" else f"{P} 2. No"
+        assert row in screen, screen
+        term.press(ENTER)
+        assert term.wait_exit() == status
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize(("default", "status"), [("yes", 0), ("no", 1)])
+def test_confirm_default_in_plain_mode(default: str, status: int) -> None:
+    term = Term(f"{USERQ} confirm 'Delete 3 files?' --plain --default {default}")
+    try:
+        number = "1" if default == "yes" else "2"
+        term.wait_for(f"Enter for {number}")
+        term.press(ENTER)
+        assert term.wait_exit() == status
+    finally:
+        term.close()
+
+
+def test_confirm_without_default_starts_on_the_first_option() -> None:
+    term = Term(f"{USERQ} confirm 'Go?' --plain")
+    try:
+        screen = term.wait_for("Choose 1-2")
+        assert "Enter for" not in screen
+        term.press(ENTER)  # an empty line is not an answer without a default
+        term.wait_for("Please type a number")
+        term.press("2", ENTER)
+        assert term.wait_exit() == 1
+    finally:
+        term.close()

@@ -65,10 +65,12 @@ class TtyAnswerer:
         *,
         plain: bool = False,
         recorder: Recorder | None = None,
+        default_label: str | None = None,
     ) -> None:
         self._environ = dict(environ)
         self._plain = plain
         self._recorder = recorder
+        self._default_label = default_label
         self._turn = asyncio.Lock()  # FIFO: waiters are woken in arrival order
         self._waiting = 0
         self._on_screen: RequestInfo | None = None
@@ -76,7 +78,12 @@ class TtyAnswerer:
     @classmethod
     def from_config(cls, config: ChainConfig) -> TtyAnswerer:
         recorder = Recorder(config.record) if config.record else None
-        return cls(config.environ, plain=plain_mode(config), recorder=recorder)
+        return cls(
+            config.environ,
+            plain=plain_mode(config),
+            recorder=recorder,
+            default_label=config.default_label,
+        )
 
     @property
     def interactive(self) -> bool:
@@ -147,7 +154,9 @@ class TtyAnswerer:
         with contextlib.suppress(termios.error):
             termios.tcflush(fd, termios.TCIFLUSH)
         info = RequestInfo(
-            agent=request.agent.id if request.agent else None, waiting=lambda: self._waiting
+            agent=request.agent.id if request.agent else None,
+            waiting=lambda: self._waiting,
+            default_label=self._default_label,
         )
         self._on_screen = info
         try:

@@ -44,6 +44,9 @@ class RequestInfo:
     agent: str | None = None
     #: How many other requests wait behind this one (read at every redraw).
     waiting: Callable[[], int] = lambda: 0
+    #: The option the cursor starts on wherever a question offers it, so
+    #: Enter picks it (``userq confirm --default``); never an answer by itself.
+    default_label: str | None = None
     #: The running Application, so the answerer can ask for a redraw when
     #: the queue changes.
     app: Application[dict[str, Answer]] | None = field(default=None, repr=False)
@@ -199,6 +202,8 @@ class _Flow:
                 state = new_plan_state(question)
             else:
                 state = new_state(question)
+            if isinstance(state, SelectState):
+                _start_on(state, self.info.default_label)
             self.states[question.id] = state
         answer = self.answers.get(question.id)
         if answer is not None and isinstance(state, SelectState):
@@ -243,6 +248,14 @@ class _Flow:
             plural = "s" if waiting > 1 else ""
             out.append(("class:source", f"  · {waiting} more request{plural} waiting"))
         return out
+
+
+def _start_on(state: SelectState, label: str | None) -> None:
+    options = state.options
+    for position, item in enumerate(options.items):
+        if label is not None and item.label == label and not item.other:
+            options.cursor = position
+            return
 
 
 def _reflect(state: SelectState, answer: Answer) -> None:

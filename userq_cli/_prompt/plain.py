@@ -55,7 +55,7 @@ async def ask_plain(
     if info.agent:
         term.write(f"Question{'s' * (len(questions) > 1)} from {clean(info.agent)}\n")
     while index < len(questions):
-        answers[questions[index].id] = await _ask_one(term, questions, index)
+        answers[questions[index].id] = await _ask_one(term, questions, index, info)
         index += 1
         if index == len(questions) and len(questions) > 1:
             index = await _review(term, questions, answers)
@@ -63,7 +63,7 @@ async def ask_plain(
 
 
 async def _ask_one(
-    term: PlainTerminal, questions: Sequence[AskUserQuestionItem], index: int
+    term: PlainTerminal, questions: Sequence[AskUserQuestionItem], index: int, info: RequestInfo
 ) -> Answer:
     question = questions[index]
     _describe(term, question, index, len(questions))
@@ -72,7 +72,7 @@ async def _ask_one(
     elif question.multi_select:
         answer = await _multi(term, question)
     else:
-        answer = await _single(term, question)
+        answer = await _single(term, question, info.default_label)
     term.write(f"  -> {_summary(answer)}\n")
     return answer
 
@@ -95,10 +95,16 @@ def _describe(term: PlainTerminal, question: AskUserQuestionItem, index: int, co
         term.write("  o) Other: type your own answer\n  s) Skip this question\n")
 
 
-async def _single(term: PlainTerminal, question: AskUserQuestionItem) -> Answer:
+async def _single(
+    term: PlainTerminal, question: AskUserQuestionItem, default: str | None
+) -> Answer:
     labels = question.labels
+    # With a default (confirm --default), an empty line picks it.
+    number = str(labels.index(default) + 1) if default in labels else ""
+    enter = f", Enter for {number}" if number else ""
     while True:
-        line = (await read_line(term, f"Choose 1-{len(labels)}, o or s (Esc cancels): ")).strip()
+        ask = f"Choose 1-{len(labels)}, o or s{enter} (Esc cancels): "
+        line = (await read_line(term, ask)).strip() or number
         if line.isdigit() and 1 <= int(line) <= len(labels):
             return Answer((labels[int(line) - 1],))
         if line.lower() == "s":
