@@ -6,6 +6,7 @@ command name (``userq --answers f.toml < requests``).
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -130,9 +131,13 @@ def run_serve(options: ChainOptions) -> int:
 
     from ._serve import ServeLoop, fd_sink, fd_source
     from ._server import Server
+    from ._terminal_share import TerminalShare, terminal_source
 
+    stdin = sys.stdin.fileno()
+    # Requests typed at the terminal that also shows the prompt: share it.
+    share = TerminalShare() if os.isatty(stdin) else None
     try:
-        chain = options.build_chain()
+        chain = options.build_chain(terminal_share=share)
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -142,7 +147,7 @@ def run_serve(options: ChainOptions) -> int:
         chain,
         max_line_bytes=options.max_line_bytes or DEFAULT_MAX_LINE_BYTES,
         default_timeout=options.timeout,
-        source=fd_source(sys.stdin.fileno()),
+        source=terminal_source(stdin, share) if share else fd_source(stdin),
         sink=fd_sink(sys.stdout.fileno()),
     )
     return asyncio.run(loop.run())

@@ -10,13 +10,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ._answerers import DEFAULT_ORDER, ChainConfig, StartupError, build_chain, parse_names
 from ._chain import Chain
 from ._framing import DEFAULT_MAX_LINE_BYTES
+
+if TYPE_CHECKING:
+    from ._terminal_share import TerminalShare
 
 AnswersOption = Annotated[
     list[Path] | None,
@@ -116,7 +119,9 @@ class ChainOptions:
             },
         )
 
-    def build_chain(self, default_label: str | None = None) -> Chain:
+    def build_chain(
+        self, default_label: str | None = None, terminal_share: TerminalShare | None = None
+    ) -> Chain:
         """The answerer chain these options describe; StartupError if they are wrong."""
         names = parse_names(self.answerers or ",".join(DEFAULT_ORDER))
         if self.answers and "file" not in names:
@@ -127,5 +132,6 @@ class ChainOptions:
             plain=self.plain,
             record=self.record,
             default_label=default_label,
+            terminal_share=terminal_share,
         )
         return build_chain(names, config)

@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._terminal_share import TerminalShare
 
 
 class StartupError(Exception):
@@ -26,3 +30,6 @@ class ChainConfig:
     #: The option label the prompt's cursor starts on, so Enter picks it
     #: (``userq confirm --default``). A presentation hint, never an answer.
     default_label: str | None = None
+    #: Set when stdin is the terminal too: the prompt holds it while on
+    #: screen, so the request reader does not eat its keystrokes.
+    terminal_share: TerminalShare | None = None

@@ -32,6 +32,7 @@ from ._record import Recorder
 
 if TYPE_CHECKING:
     from .._prompt import RequestInfo
+    from .._terminal_share import TerminalShare
 
 TTY_PATH = "/dev/tty"
 
@@ -66,11 +67,13 @@ class TtyAnswerer:
         plain: bool = False,
         recorder: Recorder | None = None,
         default_label: str | None = None,
+        share: TerminalShare | None = None,
     ) -> None:
         self._environ = dict(environ)
         self._plain = plain
         self._recorder = recorder
         self._default_label = default_label
+        self._share = share
         self._turn = asyncio.Lock()  # FIFO: waiters are woken in arrival order
         self._waiting = 0
         self._on_screen: RequestInfo | None = None
@@ -83,6 +86,7 @@ class TtyAnswerer:
             plain=plain_mode(config),
             recorder=recorder,
             default_label=config.default_label,
+            share=config.terminal_share,
         )
 
     @property
@@ -134,8 +138,10 @@ class TtyAnswerer:
         if fd is None:  # the terminal went away while this request waited
             return {}
         saved = _settings(fd)
+        share = self._share.hold() if self._share else contextlib.nullcontext()
         try:
-            return await self._prompt(fd, request, questions)
+            async with share:
+                return await self._prompt(fd, request, questions)
         finally:
             # prompt-toolkit restores the terminal itself; this also covers a
             # crash between entering raw mode and its own clean-up.
