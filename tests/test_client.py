@@ -133,7 +133,7 @@ def test_ask_answered_from_answers_files_with_agent_scoped_answers(tmp_path: Pat
     questions = [DEPLOY, free_text("name")]
     plain = ask(questions, answers=tmp_path / "a.toml", answerers="file", env=clean_env())
     assert [(a.selected, a.custom) for a in plain.answers] == [
-        (["No"], msgspec.UNSET),
+        (["No"], None),
         ([], "Ada"),
     ]
     # A fresh userq knows no agents: ask() registers the agent first.

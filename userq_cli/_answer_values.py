@@ -70,7 +70,7 @@ def fit_answer(
         _bad(question, source, value, "the question has no options, so only custom text fits")
     unknown = [label for label in selected if label not in labels]
     if unknown:
-        _bad(question, source, value, f"{quote(unknown[0])} is not one of its options")
+        _bad(question, source, value, _not_an_option(question, unknown[0], value))
     wanted = set(selected)
     # Option order, not answer order: answers then compare equal however given.
     chosen = [label for label in labels if label in wanted]
@@ -82,6 +82,20 @@ def fit_answer(
         if not question.multi_select:
             item.selected = []  # on single-select, custom text overrides the label
     return item
+
+
+# Enough labels to spot a typo or a case mismatch; a 10,000-option list is cut.
+_LABELS_SHOWN = 12
+
+
+def _not_an_option(question: AskUserQuestionItem, label: str, value: AnswerValue) -> str:
+    labels = question.labels
+    shown = ", ".join(quote(x) for x in labels[:_LABELS_SHOWN])
+    more = f" and {len(labels) - _LABELS_SHOWN} more" if len(labels) > _LABELS_SHOWN else ""
+    why = f"{quote(label)} is not one of its options ({shown}{more}; labels match exactly)"
+    if question.multi_select and isinstance(value, str) and "," in value:
+        why += '; several labels are a JSON array, e.g. ["a", "b"]'
+    return why
 
 
 def _split(question: AskUserQuestionItem, value: AnswerValue) -> tuple[list[str], str | None]:

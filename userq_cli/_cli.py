@@ -77,10 +77,12 @@ def main_command(
     if ctx.invoked_subcommand is not None:
         return
     if sys.stdin.isatty():
-        typer.echo(ctx.get_help(), err=True)
+        # Waiting silently for JSON would look like a hang: say what to do.
+        typer.echo(ctx.get_usage(), err=True)
         typer.echo(
-            "\nuserq: stdin is a terminal; pipe JSON requests in, or run `userq serve`"
-            " to type them.",
+            "userq reads JSON requests on stdin, and stdin is a terminal: pipe requests"
+            " in,\nrun `userq serve` to type them, or try `userq ask QUESTION`."
+            " More: `userq --help`.",
             err=True,
         )
         raise typer.Exit(EXIT_USAGE)

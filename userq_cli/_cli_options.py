@@ -123,7 +123,8 @@ class ChainOptions:
         self, default_label: str | None = None, terminal_share: TerminalShare | None = None
     ) -> Chain:
         """The answerer chain these options describe; StartupError if they are wrong."""
-        names = parse_names(self.answerers or ",".join(DEFAULT_ORDER))
+        given = self.answerers
+        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given)
         if self.answers and "file" not in names:
             raise StartupError("--answers needs the file answerer in --answerers")
         config = ChainConfig(

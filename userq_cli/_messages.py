@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import msgspec
-from msgspec import UNSET, Meta, UnsetType
+from msgspec import Meta
 
 PROTOCOL_VERSION = 1
 
@@ -142,8 +142,9 @@ Request = (
 
 
 # --- responses (userq -> client) ------------------------------------------------
-# Response fields use UNSET rather than None: an unset field is never written,
-# and the schema says "absent", not "null".
+# An unset optional response field is None in Python (what a caller checks
+# for) and is never written: omit_defaults leaves it out, and the schema
+# generator (_schema) states such fields as absent-or-value, not nullable.
 
 
 class AskUserQuestionAnswerItem(Part, kw_only=True):
@@ -151,13 +152,13 @@ class AskUserQuestionAnswerItem(Part, kw_only=True):
 
     id: str
     selected: list[str]
-    custom: str | UnsetType = UNSET
+    custom: str | None = None
 
 
 class AskUserQuestionAnswer(Message, tag="answer", kw_only=True):
     """Every question of an ask answered, in request order."""
 
-    id: str | UnsetType = UNSET
+    id: str | None = None
     answers: list[AskUserQuestionAnswerItem]
     sources: dict[str, str]
 
@@ -180,13 +181,13 @@ class ErrorBody(Part, kw_only=True):
     name: Literal["UserQuestionError"]
     code: ErrorCode
     message: str
-    line: int | UnsetType = UNSET
+    line: int | None = None
 
 
 class ErrorResponse(Message, tag="error", kw_only=True):
     """An ask (or an unreadable line) that could not be answered."""
 
-    id: str | UnsetType = UNSET
+    id: str | None = None
     error: ErrorBody
 
 

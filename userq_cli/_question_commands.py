@@ -155,9 +155,11 @@ def confirm(
     plain: PlainOption = False,
     record: RecordOption = None,
 ) -> None:
-    """Ask a yes/no question: exit 0 for yes, 1 for anything else.
+    """Ask a yes/no question: exit 0 for yes, 1 for no.
 
-    Text typed instead of a choice is printed and counts as no.
+    Text typed instead of a choice is printed and counts as no, as does a
+    skip. Other exit statuses: 2 usage or bad answer, 3 nobody answered,
+    4 aborted or timed out, 5 dismissed.
 
     Example:
 
@@ -213,9 +215,11 @@ def review(
     plain: PlainOption = False,
     record: RecordOption = None,
 ) -> None:
-    """Ask a human to review a plan: exit 0 when approved, 1 otherwise.
+    """Ask a human to review a plan: exit 0 when approved, 1 when declined.
 
-    The chosen label is printed, then any feedback typed instead.
+    The chosen label is printed, then any feedback typed instead. Other exit
+    statuses: 2 usage or bad answer, 3 nobody answered, 4 aborted or timed
+    out, 5 dismissed.
 
     Example:
 

@@ -9,6 +9,14 @@ import msgspec
 from ._messages import PROTOCOL_VERSION, Request, Response
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
+# userq never writes null: an unset optional field is left out. Python models
+# it as None, which msgspec states as "or null"; the schema tells the truth.
+_RESPONSE_PARTS = (
+    "AskUserQuestionAnswer",
+    "AskUserQuestionAnswerItem",
+    "ErrorBody",
+    "ErrorResponse",
+)
 
 
 def protocol_schema() -> dict[str, Any]:
@@ -19,6 +27,8 @@ def protocol_schema() -> dict[str, Any]:
     # tagged unions always require the tag, so relax it for asks alone.
     ask = defs["AskUserQuestionRequest"]
     ask["required"] = [name for name in ask["required"] if name != "type"]
+    for name in _RESPONSE_PARTS:
+        _absent_not_null(defs[name])
     defs["Request"] = request
     defs["Response"] = response
     return {
@@ -31,6 +41,14 @@ def protocol_schema() -> dict[str, Any]:
         "anyOf": [{"$ref": "#/$defs/Request"}, {"$ref": "#/$defs/Response"}],
         "$defs": dict(sorted(defs.items())),
     }
+
+
+def _absent_not_null(struct: dict[str, Any]) -> None:
+    for name, field in struct["properties"].items():
+        choices = field.get("anyOf", [])
+        if field.get("default", ...) is None and {"type": "null"} in choices:
+            rest = [choice for choice in choices if choice != {"type": "null"}]
+            struct["properties"][name] = rest[0] if len(rest) == 1 else {"anyOf": rest}
 
 
 def schema_json() -> str:

@@ -28,6 +28,8 @@ DEFAULT_ORDER = ("env", "file", "tty")
 def parse_names(text: str) -> list[str]:
     """``env,file`` -> names, refusing unknown and repeated ones (a usage error)."""
     names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise StartupError("--answerers (or USERQ_ANSWERERS) names no answerer")
     unknown = [name for name in names if name not in ANSWERERS]
     if unknown:
         raise StartupError(f"unknown answerer {unknown[0]!r} (known: {', '.join(ANSWERERS)})")

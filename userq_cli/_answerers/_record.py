@@ -2,10 +2,11 @@
 
 The file is what ``userq --answers FILE`` replays: ``[answers]`` for asks
 without an agent, ``[agents.ID.answers]`` for an agent's asks, keyed by
-question id. It holds this run's answers (a later answer to the same question
-id replaces the earlier one) and is rewritten whole after every answered
-request, through a temporary file in the same directory and an atomic rename,
-so a reader never sees it half-written.
+question id. An existing file is kept and added to (so recording in several
+runs builds one file, as a person expects of a log of decisions); a later
+answer to the same question id replaces the earlier one. The file is
+rewritten whole after every answered request, through a temporary file in the
+same directory and an atomic rename, so a reader never sees it half-written.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import msgspec
 from .._answer_values import AnswerValue, ExplicitAnswer
 from .._messages import AskUserQuestionItem
 from ._config import StartupError
+from .answers_file import AnswerSet, load_file
 
 FORMATS = (".toml", ".json")
 
@@ -34,8 +36,13 @@ class Recorder:
         if not path.parent.is_dir():
             raise StartupError(f"--record {path}: directory {path.parent} does not exist")
         self.path = path
-        self._common: dict[str, AnswerValue] = {}
-        self._agents: dict[str, dict[str, AnswerValue]] = {}
+        # A broken existing file stops userq at startup, like a broken --answers.
+        earlier = load_file(path) if path.exists() else AnswerSet()
+        self._common: dict[str, AnswerValue] = dict(earlier.common)
+        self._agents: dict[str, dict[str, AnswerValue]] = {
+            agent: dict(answers) for agent, answers in earlier.by_agent.items()
+        }
+        self._mode = _mode_for(path)
 
     def add(
         self,
@@ -60,6 +67,7 @@ class Recorder:
             dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp"
         )
         try:
+            os.fchmod(handle, self._mode)  # mkstemp makes it 0600; keep the usual mode
             with os.fdopen(handle, "wb") as file:
                 file.write(data)
                 file.flush()
@@ -69,6 +77,15 @@ class Recorder:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
             raise
+
+
+def _mode_for(path: Path) -> int:
+    """The existing file's permissions, or what a new file would get."""
+    with contextlib.suppress(OSError):
+        return path.stat().st_mode & 0o7777
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def as_value(question: AskUserQuestionItem, answer: ExplicitAnswer) -> AnswerValue:

@@ -8,7 +8,7 @@ Answers are reusable: the same question id asked again gets the same answer.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ class FileAnswerer:
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> FileAnswerer:
-        return cls(load_files(files_in_order(config)))
+        return cls(load_files(config))
 
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
@@ -65,15 +65,16 @@ class FileAnswerer:
         return found
 
 
-def files_in_order(config: ChainConfig) -> list[Path]:
+def load_files(config: ChainConfig) -> AnswerSet:
     """``USERQ_ANSWERS_FILE`` first, then ``--answers``: the command line wins."""
-    from_env = config.environ.get(FILES_VARIABLE, "")
-    return [Path(p) for p in from_env.split(os.pathsep) if p] + list(config.answer_files)
-
-
-def load_files(paths: Iterable[Path]) -> AnswerSet:
     merged = AnswerSet()
-    for path in paths:
+    from_env = config.environ.get(FILES_VARIABLE, "")
+    for name in filter(None, from_env.split(os.pathsep)):
+        try:
+            merged.update(load_file(Path(name)))
+        except StartupError as exc:
+            raise StartupError(f"{exc} (from {FILES_VARIABLE})") from None
+    for path in config.answer_files:
         merged.update(load_file(path))
     return merged
 
