@@ -100,3 +100,20 @@ def test_mapping_errors_name_the_key() -> None:
         parse_mapping({"ok": "x", "cleanup": 7}, "$.answers")
     with pytest.raises(GrammarError, match="expected a table"):
         parse_mapping(["x"], "$.answers")
+
+
+def test_a_wrong_label_lists_the_labels_and_hints_at_arrays() -> None:
+    with pytest.raises(UserQuestionError) as info:
+        fit(MULTI, "lint,docs")
+    assert '("lint", "tests", "docs"; labels match exactly)' in info.value.message
+    assert "JSON array" in info.value.message
+
+
+def test_a_long_option_list_is_cut_in_the_message() -> None:
+    many = AskUserQuestionItem(
+        id="n", question="?", options=[AskUserQuestionOption(label=f"o{i}") for i in range(100)]
+    )
+    with pytest.raises(UserQuestionError) as info:
+        fit(many, "nope")
+    assert '"o11" and 88 more' in info.value.message
+    assert '"o12"' not in info.value.message

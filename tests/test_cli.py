@@ -83,7 +83,13 @@ def test_options_before_and_after_serve_combine(tmp_path: Path) -> None:
         (["--timeout", "0"], {}, "--timeout"),
         (["--max-line-bytes", "0"], {}, "--max-line-bytes"),
         ([], {"USERQ_ANSWERS": "{"}, "USERQ_ANSWERS is not valid JSON"),
-        ([], {"USERQ_ANSWERS_FILE": "/nonexistent/b.json"}, "/nonexistent/b.json"),
+        (
+            [],
+            {"USERQ_ANSWERS_FILE": "/nonexistent/b.json"},
+            "b.json: cannot read it: No such file or directory (from USERQ_ANSWERS_FILE)",
+        ),
+        (["--answerers", ""], {}, "names no answerer"),
+        ([], {"USERQ_ANSWERERS": " , "}, "names no answerer"),
     ],
 )
 def test_startup_errors_exit_2_before_reading(
