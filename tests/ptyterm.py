@@ -137,12 +137,14 @@ class Session:
         rows: int = ROWS,
         cols: int = COLS,
         prelude: str = "",
+        program: list[str] | None = None,
     ) -> None:
-        """``prelude``: shell commands run on the terminal before userq starts."""
+        """``prelude``: shell commands run on the terminal before userq starts;
+        ``program``: what to run instead of the installed ``userq``."""
         requests, answers = tmp / "requests.fifo", tmp / "answers.fifo"
         os.mkfifo(requests)
         os.mkfifo(answers)
-        argv = " ".join(shlex.quote(a) for a in [USERQ, *args])
+        argv = " ".join(shlex.quote(a) for a in [*(program or [USERQ]), *args])
         # exec: the pid pexpect knows is userq itself, for the signal tests.
         # stderr stays on the terminal, as in a user's shell (and it keeps the
         # pty's slave side open while no prompt is up).

@@ -7,15 +7,20 @@ underline), and every state that colour would show also has a glyph.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition, FilterOrBool
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.styles import Style
 
 from .sanitize import segments
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,36 @@ def untrusted(text: str, style: str = "", *, multiline: bool = False) -> StyleAn
 
 
 Handler = Callable[[KeyPressEvent], None]
+
+
+async def run(app: Application[T]) -> T:
+    """Run a prompt Application on the serve loop's event loop.
+
+    The serve loop owns SIGINT (and SIGTERM/SIGHUP); in raw mode Ctrl-C
+    arrives as a key anyway. prompt-toolkit's own exception handler would
+    print a traceback on the terminal and wait for Enter; without any, an
+    error in a key handler or a redraw (both loop callbacks) would only be
+    logged while the prompt stayed up, stuck. So for the prompt's lifetime an
+    error in a loop callback ends the prompt with that error, which restores
+    the terminal and reaches the serve loop as INTERNAL_ERROR.
+    """
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+
+    def end_prompt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        error = context.get("exception")
+        if isinstance(error, Exception) and app.future is not None and not app.future.done():
+            app.exit(exception=error)
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(end_prompt)
+    try:
+        return await app.run_async(handle_sigint=False, set_exception_handler=False)
+    finally:
+        loop.set_exception_handler(previous)
 
 
 def bind(

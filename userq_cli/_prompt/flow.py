@@ -22,7 +22,7 @@ from prompt_toolkit.layout import DynamicContainer, Layout
 from prompt_toolkit.output import ColorDepth, Output
 
 from .._messages import AskUserQuestionItem
-from .common import Answer, Cancelled, bind, make_style, untrusted
+from .common import Answer, Cancelled, bind, make_style, run, untrusted
 from .plan import is_plan_review, new_plan_state, pager_screen, plan_screen
 from .review import ReviewState, review_screen
 from .screen import Context, Nav, Screen
@@ -88,10 +88,7 @@ async def ask(
     flow.app = app
     info.app = app
     try:
-        # The serve loop owns SIGINT (and SIGTERM/SIGHUP); in raw mode Ctrl-C
-        # arrives as a key anyway. No exception handler: an error must end
-        # the prompt and reach the serve loop, not wait for a keypress.
-        return await app.run_async(handle_sigint=False, set_exception_handler=False)
+        return await run(app)
     finally:
         info.app = None
 

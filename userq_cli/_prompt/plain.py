@@ -25,7 +25,7 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.utils import get_cwidth
 
 from .._messages import AskUserQuestionItem
-from .common import Answer, Cancelled, bind
+from .common import Answer, Cancelled, bind, run
 from .flow import ESC_TIMEOUT, RequestInfo
 from .plan import is_plan_review
 from .sanitize import clean
@@ -237,6 +237,6 @@ async def read_line(term: PlainTerminal, prompt: str) -> str:
     )
     app.ttimeoutlen = ESC_TIMEOUT
     try:
-        return await app.run_async(handle_sigint=False, set_exception_handler=False)
+        return await run(app)
     finally:
         term.write("\n")
