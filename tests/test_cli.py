@@ -123,3 +123,24 @@ def test_public_api() -> None:
         assert hasattr(userq_cli, name)
     error = userq_cli.UserQuestionError("NO_PROVIDER", "nobody")
     assert (error.name, error.code, error.message) == ("UserQuestionError", "NO_PROVIDER", "nobody")
+
+
+def _complete(words: str) -> list[str]:
+    env = clean_env(
+        {
+            "_USERQ_COMPLETE": "complete_bash",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - 1),
+        }
+    )
+    result = subprocess.run(
+        [USERQ], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    return result.stdout.split()
+
+
+def test_shell_completion_of_commands_and_options() -> None:
+    assert _complete("userq con") == ["confirm"]
+    assert set(_complete("userq ask --answer")) == {"--answers", "--answerers"}
+    script = userq("--show-completion", "bash").stdout
+    assert "_userq_completion" in script and "complete " in script
