@@ -26,7 +26,6 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import msgspec
 import pexpect
 import pytest
 from processes import SCRIPTS, clean_env, read_line
