@@ -7,6 +7,7 @@ tested here; the pty tests check the same prompt in the user's setting.
 from __future__ import annotations
 
 import asyncio
+import io
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from prompt_toolkit.output import DummyOutput
 from userq_cli._messages import AskUserQuestionItem
 from userq_cli._prompt.common import Answer
 from userq_cli._prompt.flow import RequestInfo, Terminal, ask
+from userq_cli._prompt.plain import PlainTerminal, ask_plain
 
 UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
 PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"
@@ -54,3 +56,22 @@ async def _run(questions: list[AskUserQuestionItem], keys: Sequence[str]) -> dic
         return await asyncio.wait_for(
             ask(questions, Terminal(pipe, DummyOutput()), RequestInfo()), 10
         )
+
+
+def answer_plain(
+    questions: Sequence[AskUserQuestionItem], *keys: str
+) -> tuple[dict[str, Answer], str]:
+    """Plain mode: the answers, and everything it wrote."""
+    return asyncio.run(_run_plain(list(questions), keys))
+
+
+async def _run_plain(
+    questions: list[AskUserQuestionItem], keys: Sequence[str]
+) -> tuple[dict[str, Answer], str]:
+    written = io.StringIO()
+    with create_pipe_input() as pipe:
+        for key in keys:
+            pipe.send_text(key)
+        term = PlainTerminal(pipe, written)
+        answers = await asyncio.wait_for(ask_plain(questions, term, RequestInfo()), 10)
+    return answers, written.getvalue()

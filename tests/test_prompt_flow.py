@@ -15,6 +15,7 @@ from prompt_driver import (
     TAB,
     UP,
     answer,
+    answer_plain,
     item,
     options,
     text,
@@ -93,6 +94,50 @@ def test_back_from_the_review_goes_to_the_last_question() -> None:
 def test_cancel_from_the_review() -> None:
     with pytest.raises(Cancelled):
         answer(BATCH, "1", "1", ENTER, "x", ENTER, ESC)
+
+
+def test_lists_go_back_by_left_or_shift_tab_and_forward_by_right_or_tab() -> None:
+    keys = ("1", "1", ENTER, LEFT, SHIFT_TAB, TAB, SHIFT_TAB, "2", ENTER)
+    assert answer(BATCH[:2], *keys) == {"lang": Answer(("rs",)), "tools": Answer(("lint",))}
+    keys = ("2", "1", ENTER, "x", ENTER, LEFT, SHIFT_TAB, LEFT, "1", ENTER)
+    assert answer(BATCH, *keys)["lang"] == Answer(("py",))
+
+
+# --- plain mode -------------------------------------------------------------------------
+
+
+def test_plain_change_from_the_review_returns_to_the_review() -> None:
+    lines = ("1\r", "1 2\r", "Ada\r", "1\r", "2\r", "\r")
+    result, shown = answer_plain(BATCH, *lines)
+    assert result == {
+        "lang": Answer(("rs",)),
+        "tools": Answer(("lint", "tests")),
+        "name": Answer(custom="Ada"),
+    }
+    after_change = shown.split("Enter submits")[1]
+    assert "Question 2 of 3" not in after_change and "Question 3 of 3" not in after_change
+    assert shown.count("Your answers:") == 2
+
+
+def test_plain_back_keeps_answers() -> None:
+    # b at question 2 goes back to 1 (its answer shown; Enter keeps it), then
+    # < at the text question goes back to 2, whose ticks Enter keeps.
+    lines = ("2\r", "b\r", "\r", "1\r", "<\r", "\r", "Ada\r", "\r")
+    result, shown = answer_plain(BATCH, *lines)
+    assert result == {
+        "lang": Answer(("rs",)),
+        "tools": Answer(("lint",)),
+        "name": Answer(custom="Ada"),
+    }
+    assert "Current answer: rs" in shown and "Current answer: lint" in shown
+    assert ", b goes back (Esc cancels)" in shown  # the prompt says how
+    assert "Your answer (< goes back, Esc cancels)" in shown
+    assert "Choose 1-2, o or s (Esc cancels)" in shown  # nothing before question 1
+
+
+def test_plain_b_is_typed_text_in_a_text_question() -> None:
+    result, _ = answer_plain([BATCH[0], BATCH[2]], "1\r", "b\r", "\r")
+    assert result["name"] == Answer(custom="b")
 
 
 PLAN = item(

@@ -18,10 +18,11 @@ from userq_cli._answerers._record import Recorder, as_value, to_toml
 from userq_cli._answerers.answers_file import load_file
 from userq_cli._messages import AskUserQuestionItem
 from userq_cli._prompt.common import POINTER as P
+from userq_cli._prompt.legend import fit
 from userq_cli._prompt.listview import Item, ListState, OptionList
 from userq_cli._prompt.plan import markdown
 from userq_cli._prompt.sanitize import clean
-from userq_cli._prompt.wrap import width_of, wrap
+from userq_cli._prompt.wrap import WrappedText, width_of, wrap
 
 # --- sanitize -------------------------------------------------------------------------
 
@@ -140,6 +141,39 @@ def test_a_row_taller_than_the_window_is_cut_with_a_note() -> None:
     assert len(lines) == 6 and "more" in lines[-1]
 
 
+def test_every_row_shows_its_key_other_included() -> None:
+    # Rows past 9 keep their numbers (no single digit picks them), right-
+    # aligned; the Other row is keyed o in the same column, not indented
+    # like a description.
+    state = ListState([*(Item(f"row {n}") for n in range(1, 13)), Item("", other=True)])
+    lines = render(state, height=20)
+    assert lines[0] == f"{P}  1. row 1"
+    assert "  10. row 10" in lines and "  12. row 12" in lines
+    assert lines[-1] == "   o. Other"
+    state = ListState([Item("a", "its description"), Item("", other=True)], multi=True)
+    assert render(state) == [f"{P} ○ 1. a", "       its description", "  ○ o. Other"]
+
+
+# --- the key legend ---------------------------------------------------------------------
+
+PAIRS = [("↑↓", "move"), ("1-9", "pick"), ("Enter", "choose"), ("/", "filter"), ("Esc", "cancel")]
+
+
+def legend_text(width: int, height: int) -> list[str]:
+    return ["".join(t for _, t, *_ in line) for line in fit(PAIRS, width, height)]
+
+
+def test_the_legend_wraps_whole_pairs() -> None:
+    assert legend_text(80, 5) == ["↑↓ move  1-9 pick  Enter choose  / filter  Esc cancel"]
+    assert legend_text(30, 5) == ["↑↓ move  1-9 pick", "Enter choose  / filter", "Esc cancel"]
+
+
+def test_a_short_legend_drops_keys_visibly_but_keeps_cancel() -> None:
+    assert legend_text(30, 2) == ["↑↓ move  1-9 pick", "Enter choose  Esc cancel  …"]
+    assert legend_text(30, 1) == ["↑↓ move  Esc cancel  …"]
+    assert legend_text(12, 1) == ["Esc cancel"]
+
+
 # --- markdown ---------------------------------------------------------------------------
 
 
@@ -157,6 +191,22 @@ def test_markdown_neutralises_escapes() -> None:
     lines = markdown("# \x1b[2J\n```\n\x1b]0;x\x07\n```")(40)
     text = "".join(t for line in lines for _, t, *_ in line)
     assert "\x1b" not in text and "␛[2J" in text and "␛]0;x␇" in text
+
+
+def test_markdown_has_no_trailing_blank_line_and_the_pager_counts_screen_rows() -> None:
+    lines = markdown("# Plan\n- one\n- two\n- three\n")(40)
+    assert ["".join(t for _, t, *_ in line) for line in lines] == [
+        "Plan",
+        "════",
+        "• one",
+        "• two",
+        "• three",
+    ]
+    pager = WrappedText(markdown("\n".join(f"- line {n}" for n in range(84))), scrollable=True)
+    pager.create_content(40, 20)
+    assert pager.position() == "screen rows 1-20 of 84"
+    pager.create_content(40, 100)
+    assert pager.position() == "all shown"
 
 
 # --- recording -----------------------------------------------------------------------

@@ -3,12 +3,27 @@ the detail pager and plain mode, on a real pty."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ptyterm import CURSOR_MOVEMENT, DOWN, ENTER, ESC, PGDN, P, ask, error_code, question
-from test_tty_e2e import finish, only_answer, run
+from ptyterm import (
+    CURSOR_MOVEMENT,
+    DOWN,
+    END,
+    ENTER,
+    ESC,
+    HOME,
+    PGDN,
+    SHIFT_TAB,
+    UP,
+    P,
+    ask,
+    error_code,
+    question,
+)
+from test_tty_e2e import batch, finish, only_answer, run
 
 PLAN = "\n".join(
     [
@@ -76,6 +91,23 @@ def test_plan_review_approve(tmp_path: Path) -> None:
         term.press(PGDN)
     screen = term.wait_for("THE END OF THE PLAN")
     assert "✔ Approve" in screen
+    term.press("2")
+    assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
+
+
+def test_plan_position_counts_screen_rows_and_does_not_repeat_plan(tmp_path: Path) -> None:
+    term, out = run(tmp_path, plan_ask())
+    screen = term.wait_for("PgUp/PgDn")
+    # The caller's header, question and heading say "plan"; the prompt's own
+    # position line does not add another, and says what it counts.
+    assert "── screen rows 1-" in screen and "plan:" not in screen.lower()
+    term.press(ESC)
+    assert error_code(finish(term, out)[0]) == "ASK_CANCELLED"
+    short = plan_ask()
+    short["questions"][0]["detail"] = "# Migration plan\n- one\n- two\n- three\n"
+    term, out = run(tmp_path, short)
+    screen = term.wait_for("PgUp/PgDn")
+    assert "── all shown" in screen and "6 lines" not in screen
     term.press("2")
     assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
 
@@ -238,7 +270,7 @@ def test_plain_mode(tmp_path: Path, args: str, env: dict[str, str]) -> None:
     term.press("2", ENTER)
     term.wait_for("Choose any of 1-3")
     term.press("1 x", "\x7f", "3", ENTER)
-    term.wait_for("Your answer (Esc cancels)")
+    term.wait_for("Your answer (< goes back, Esc cancels)")
     term.press("Ada", ENTER)
     term.wait_for("Enter submits")
     term.press(ENTER)
@@ -267,3 +299,114 @@ def test_plain_mode_neutralises_escapes(tmp_path: Path) -> None:
     assert b"\x1b[2J" not in term.raw
     term.press("1", ENTER)
     assert only_answer(term, out) == {"c": {"selected": [EVIL_LABEL]}}
+
+
+# --- screen switches and small terminals --------------------------------------------
+
+
+def legend_right_below(row_text: str) -> Callable[[str], bool]:
+    """The key legend is on the line right under the one with ``row_text``
+    (not pushed rows further down by an earlier, taller screen)."""
+
+    def check(screen: str) -> bool:
+        lines = screen.split("\n")
+        rows = [i for i, line in enumerate(lines) if row_text in line]
+        return bool(rows) and lines[rows[-1] + 1].startswith("↑↓ move")
+
+    return check
+
+
+def test_the_legend_stays_under_the_list_after_leaving_the_review(tmp_path: Path) -> None:
+    term, out = run(tmp_path, batch())
+    term.wait_for("Which language?")
+    term.press("1")
+    term.wait_for("2/3")
+    term.press("a", ENTER)
+    term.wait_for("3/3")
+    term.press("demo", ENTER)
+    term.wait_for("change an answer")
+    term.press("1")  # by number
+    term.wait_for(legend_right_below("Other (type your own answer)"))
+    term.press("2")
+    term.wait_for("change an answer")
+    term.press(HOME, ENTER)  # by Enter on the item
+    term.wait_for(legend_right_below("Other (type your own answer)"))
+    term.press("1")
+    term.wait_for("change an answer")
+    term.press(ENTER)
+    assert only_answer(term, out)["lang"] == {"selected": ["Python"]}
+
+
+def test_the_legend_stays_under_the_list_after_shift_tab_from_text(tmp_path: Path) -> None:
+    detail = "\n".join(f"detail line {n}" for n in range(12))
+    request = ask(
+        "r1", question("c", "Colour?", "Red", "Blue"), question("n", "Name?", detail=detail)
+    )
+    term, out = run(tmp_path, request)
+    term.wait_for("2. Blue")
+    term.press("2")
+    term.wait_for("Shift-Tab previous")
+    term.press(SHIFT_TAB)
+    term.wait_for(legend_right_below("Other (type your own answer)"))
+    term.press("1")
+    term.wait_for("Name?")
+    term.press("Ada", ENTER)
+    term.wait_for("change an answer")
+    term.press(ENTER)
+    assert only_answer(term, out) == {
+        "c": {"selected": ["Red"]},
+        "n": {"selected": [], "custom": "Ada"},
+    }
+
+
+DASH = "\u2013"  # the mark of a skipped question
+
+
+def test_skip_marks_and_key_legends_in_a_batch(tmp_path: Path) -> None:
+    term, out = run(tmp_path, batch())
+    term.wait_for("Which language?")
+    term.press("1")
+    screen = term.wait_for("Which tools?")
+    assert "Space/1-9 tick" in screen  # digits tick in a multi-select
+    assert "s/Ctrl-S skip" in screen and "←/Shift-Tab previous" in screen
+    term.press("s")
+    screen = term.wait_for("Project name?")
+    # A skipped question is marked apart from an answered one.
+    assert "✔Language" in screen and f"{DASH}Tools" in screen and "✔Tools" not in screen
+    assert "Ctrl-S skip" in screen and "Shift-Tab previous question" in screen
+    term.press("demo", ENTER)
+    screen = term.wait_for("change an answer")
+    assert f"✔Language  {DASH}Tools  ✔Name" in screen
+    term.press(ENTER)
+    assert only_answer(term, out)["tools"] == {"selected": []}
+
+
+def test_the_review_scrolls_to_its_cursor_in_a_small_terminal(tmp_path: Path) -> None:
+    term, out = run(tmp_path, batch(), rows=10, cols=40)
+    term.wait_for("Which language?")
+    term.press("1")
+    term.wait_for("2/3")
+    term.press("a", ENTER)
+    term.wait_for("3/3")
+    term.press("demo", ENTER)
+    screen = term.wait_for(f"{P} Submit these answers")
+    assert "Esc cancel" in screen  # the legend shortened, not gone
+    term.press(UP)
+    term.wait_for(f"{P} 3. [Name] Project name?")
+    term.press(HOME)
+    screen = term.wait_for(f"{P} 1. [Language]")
+    assert "Submit these answers" not in screen and "↓" in screen
+    term.press(END)
+    term.wait_for(f"{P} Submit these answers")
+    term.press(ENTER)
+    assert only_answer(term, out)["name"] == {"selected": [], "custom": "demo"}
+
+
+def test_a_long_list_in_a_small_terminal_keeps_its_legend(tmp_path: Path) -> None:
+    labels = [f"option {n:02}" for n in range(30)]
+    term, out = run(tmp_path, ask("r1", question("q", "Pick one", *labels)), rows=10, cols=40)
+    screen = term.wait_for("option 04")
+    legend = screen.rstrip().split("\n")[-1]
+    assert "↑↓ move" in screen and legend.endswith("Esc cancel  …"), screen
+    term.press(DOWN, ENTER)
+    assert only_answer(term, out) == {"q": {"selected": ["option 01"]}}

@@ -90,19 +90,19 @@ def test_single_select_by_number(tmp_path: Path) -> None:
 def test_vi_keys_and_jumps(tmp_path: Path) -> None:
     labels = [f"item {n:02}" for n in range(1, 41)]
     term, out = run(tmp_path, ask("r1", question("c", "Pick", *labels)))
-    term.wait_for(f"{P} 1. item 01")
+    term.wait_for(f"{P}  1. item 01")  # numbers right-aligned to the widest
     term.press("j", "j")
-    term.wait_for(f"{P} 3. item 03")
+    term.wait_for(f"{P}  3. item 03")
     term.press("k")
-    term.wait_for(f"{P} 2. item 02")
-    term.press(END)  # the last row is Other
-    term.wait_for(f"{P}    Other (type your own answer)")
+    term.wait_for(f"{P}  2. item 02")
+    term.press(END)  # the last row is Other, keyed o
+    term.wait_for(f"{P}  o. Other (type your own answer)")
     term.press(UP)
-    term.wait_for(f"{P}    item 40")
+    term.wait_for(f"{P} 40. item 40")  # numbered, though no digit picks it
     term.press("g")
-    term.wait_for(f"{P} 1. item 01")
+    term.wait_for(f"{P}  1. item 01")
     term.press(PGDN)
-    term.wait_for(lambda s: f"{P}" in s and f"{P} 1." not in s)
+    term.wait_for(lambda s: f"{P}" in s and f"{P}  1." not in s)
     term.press("G", "k", ENTER)
     assert only_answer(term, out) == {"c": {"selected": ["item 40"]}}
 
@@ -185,7 +185,7 @@ def test_other_on_single_select(tmp_path: Path) -> None:
     term.wait_for("Other (type your own answer)")
     term.press("o")
     term.wait_for("Enter accept")
-    assert f"{P}    Other" in term.text
+    assert f"{P} o. Other" in term.text
     term.press("Teal", BACKSPACE, "l", ENTER)
     assert only_answer(term, out) == {"c": {"selected": [], "custom": "Teal"}}
 
@@ -205,7 +205,7 @@ def test_other_on_multi_select(tmp_path: Path) -> None:
     term.press("1", "o")
     term.wait_for("Enter accept")
     term.press("Teal", ENTER)
-    term.wait_for("◉    Other: Teal")
+    term.wait_for("◉ o. Other: Teal")
     term.press(ENTER)
     assert only_answer(term, out) == {"c": {"selected": ["Red"], "custom": "Teal"}}
 
@@ -241,7 +241,7 @@ def test_free_text_empty_enter_warns_then_skips(tmp_path: Path) -> None:
 def test_skip_key(tmp_path: Path, multi: bool) -> None:
     term, out = run(tmp_path, colour_ask(multiSelect=multi))
     screen = term.wait_for("3. Blue")
-    assert "s skip" in screen  # the key is shown
+    assert "s/Ctrl-S skip" in screen  # the key is shown
     term.press("s")
     assert only_answer(term, out) == {"c": {"selected": []}}
 
@@ -335,9 +335,9 @@ def test_filter_escape_clears_then_cancels(tmp_path: Path) -> None:
     term.press("/", "04")
     term.wait_for("1 of 50 match")
     term.press(ENTER)  # multi-select: leave typing, keep the filter
-    term.wait_for("Space tick")
+    term.wait_for("Space/1-9 tick")
     term.press(" ")
-    term.wait_for("◉ 1. option 004")
+    term.wait_for("◉  1. option 004")
     term.press(ESC)  # drops the filter; the tick stays
     term.wait_gone("of 50 match")
     term.press(ENTER)
@@ -349,7 +349,7 @@ def test_ten_thousand_options_move_like_five(tmp_path: Path) -> None:
     term, out = run(tmp_path, ask("r1", question("pick", "Pick", *labels)))
     term.wait_for("row 0")
     term.press(END, UP)
-    screen = term.wait_for(f"{P}    row 9999", timeout=5)
+    screen = term.wait_for(f"{P} 10000. row 9999", timeout=5)
     assert "↑ 99" in screen and "more" in screen
     term.press(UP, ENTER)
     assert only_answer(term, out) == {"pick": {"selected": ["row 9998"]}}

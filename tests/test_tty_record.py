@@ -48,7 +48,7 @@ def test_record_then_replay(tmp_path: Path, suffix: str) -> None:
         term.press("2", "o")
         term.wait_for("Enter accept")
         term.press("more", ENTER)
-        term.wait_for("◉    Other: more")
+        term.wait_for("◉ o. Other: more")
         term.press(ENTER)
         term.wait_for("Skip me?")
         term.press("s")

@@ -46,12 +46,15 @@ UNTICKED = "○"
 APPROVE_MARK = "✔"
 DECLINE_MARK = "✘"
 ELLIPSIS = "…"
+ANSWERED_MARK = "✔"  # a batch's question with an answer, in the tab bar
+SKIPPED_MARK = "\u2013"  # (an en dash) a batch's question that was skipped
 
 _COLOURS = {
     "tag": "reverse bold",
     "tag.current": "reverse bold fg:ansicyan",
     "tag.done": "fg:ansigreen",
     "tag.todo": "fg:ansibrightblack",
+    "tag.skipped": "fg:ansiyellow",
     "position": "bold",
     "source": "fg:ansibrightblack",
     "question": "bold",
@@ -162,16 +165,6 @@ def bind(
     ``handler``: a prompt declares its whole key map as one table of these."""
     for key in keys:
         kb.add(*key.split(" "), filter=when, eager=True)(handler)
-
-
-def hint(*pairs: tuple[str, str]) -> StyleAndTextTuples:
-    """``("↑↓", "move"), ("Enter", "confirm")`` -> a dim key legend."""
-    out: StyleAndTextTuples = []
-    for index, (keys, action) in enumerate(pairs):
-        if index:
-            out.append(("class:hint", "  "))
-        out += [("class:hint.key", keys), ("class:hint", f" {action}")]
-    return out
 
 
 def flag(getter: Callable[[], bool]) -> Condition:

@@ -22,7 +22,16 @@ from prompt_toolkit.layout import DynamicContainer, Layout
 from prompt_toolkit.output import ColorDepth, Output
 
 from .._messages import AskUserQuestionItem
-from .common import Answer, Cancelled, bind, make_style, run, untrusted
+from .common import (
+    ANSWERED_MARK,
+    SKIPPED_MARK,
+    Answer,
+    Cancelled,
+    bind,
+    make_style,
+    run,
+    untrusted,
+)
 from .plan import is_plan_review, new_plan_state, pager_screen, plan_screen
 from .review import ReviewState, review_screen
 from .screen import Context, Nav, Screen
@@ -121,6 +130,7 @@ class _Flow:
     def _show(self, screen: Screen) -> None:
         self.screen = screen
         if self.app is not None:
+            _forget_height(self.app, screen)
             # Key bindings are found through the layout's parent map, which
             # prompt-toolkit refreshes only when it draws: without this, keys
             # arriving in the same read as the one that switched screens (fast
@@ -226,13 +236,14 @@ class _Flow:
         out: StyleAndTextTuples = []
         for index, question in enumerate(self.questions):
             name = question.header or f"Q{index + 1}"
-            done = question.id in self.answers
-            style = (
-                "class:tag.current"
-                if index == current
-                else ("class:tag.done" if done else "class:tag.todo")
-            )
-            mark = "✔" if done and index != current else " "
+            answer = self.answers.get(question.id)
+            if index == current:
+                mark, style = " ", "class:tag.current"
+            elif answer is None:
+                mark, style = " ", "class:tag.todo"
+            else:
+                mark = SKIPPED_MARK if answer.skipped else ANSWERED_MARK
+                style = "class:tag.skipped" if answer.skipped else "class:tag.done"
             out += [("", " "), *untrusted(f"{mark}{name} ", style)]
         return out
 
@@ -245,6 +256,24 @@ class _Flow:
             plural = "s" if waiting > 1 else ""
             out.append(("class:source", f"  · {waiting} more request{plural} waiting"))
         return out
+
+
+def _forget_height(app: Application[dict[str, Answer]], screen: Screen) -> None:
+    """Let a screen shorter than the last one take its own height.
+
+    An inline Application never shrinks by itself: it draws every frame at
+    least as tall as the last one, so the list of a short screen shown after
+    a tall one (the review, a text question with a detail) stretches over
+    the old height and its key legend lands rows below it, or off a small
+    screen. Erasing resets that memory (as prompt-toolkit does on a resize).
+    """
+    last = app.renderer.last_rendered_screen
+    size = app.output.get_size()
+    if last is None:
+        return
+    wanted = screen.container.preferred_height(size.columns, size.rows).preferred
+    if wanted < min(last.height, size.rows):
+        app.renderer.erase(leave_alternate_screen=False)
 
 
 def _start_on(state: SelectState, label: str | None) -> None:

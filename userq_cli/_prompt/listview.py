@@ -15,7 +15,7 @@ from prompt_toolkit.data_structures import Point
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
 from .common import ELLIPSIS, POINTER, TICKED, UNTICKED, untrusted
-from .wrap import Line, clip, truncate, wrap
+from .wrap import Line, clip, truncate, width_of, wrap
 
 #: Descriptions of rows other than the current one show at most this many
 #: lines; the current row shows its description in full.
@@ -158,21 +158,7 @@ class OptionList(UIControl):
                 cache[position] = self._rows(state, position, width)
             return cache[position]
 
-        state.top = _top_for(state.cursor, min(state.top, state.cursor), count, height, rows)
-        lines: list[Line] = []
-        if state.top:
-            lines.append([("class:more", f"  ↑ {state.top} more")])
-        position = state.top
-        room = height - len(lines)
-        while position < count and len(rows(position)) <= room - (position + 1 < count):
-            lines += rows(position)
-            room -= len(rows(position))
-            position += 1
-        if position == state.top and position < count:  # one row taller than the window
-            lines += clip(rows(position), room - (position + 1 < count), width, "more")
-            position += 1
-        if position < count:
-            lines.append([("class:more", f"  ↓ {count - position} more")])
+        state.top, lines = scrolled(count, state.cursor, state.top, height, width, rows)
         return lines
 
     # --- one row ----------------------------------------------------------
@@ -185,8 +171,7 @@ class OptionList(UIControl):
         if state.multi:
             mark = TICKED if state.is_ticked(index) else UNTICKED
             prefix.append(("class:ticked" if state.is_ticked(index) else "", f"{mark} "))
-        number = f"{position + 1}." if position < 9 and not item.other else ""
-        prefix.append(("class:number", f"{number:<3}"))
+        prefix.append(("class:number", number_column(position, item.other, len(state.matches))))
         style = " ".join(s for s in ("class:current" if here else "", item.style) if s)
         if item.other:
             label: Line = [(f"class:other {style}", self._other_text())]
@@ -195,14 +180,49 @@ class OptionList(UIControl):
             label += untrusted(item.label, style)
         lines = wrap(label, width, first=prefix)
         if item.description and not item.other:
-            indent = " " * (len(prefix[0][1]) + 2 * state.multi + 3)
             text = untrusted(item.description, "class:description")
-            more = wrap(text, width, first=[("", indent)])
+            more = wrap(text, width, first=[("", " " * width_of(prefix))])
             if not here and len(more) > OTHER_ROW_DESCRIPTION_LINES:
                 more = more[:OTHER_ROW_DESCRIPTION_LINES]
                 more[-1] = [*more[-1], ("class:more", ELLIPSIS)]
             lines += more
         return lines
+
+
+def number_column(position: int, other: bool, count: int) -> str:
+    """The key label of a row, right-aligned to the widest: ``" 7. "``,
+    ``"12. "``, and ``" o. "`` for the Other row (whose key is ``o``)."""
+    label = "o." if other else f"{position + 1}."
+    return f"{label:>{len(str(count)) + 1}} "
+
+
+def scrolled(
+    count: int,
+    cursor: int,
+    top: int,
+    height: int,
+    width: int,
+    rows: Callable[[int], list[Line]],
+) -> tuple[int, list[Line]]:
+    """The rows around ``cursor`` that fit in ``height`` lines, with "more"
+    markers above and below, and the first row shown (the next ``top``).
+
+    ``rows(position)`` gives the lines of one row; only the rows near the
+    cursor are ever asked for.
+    """
+    top = _top_for(cursor, min(top, cursor), count, height, rows)
+    lines: list[Line] = [[("class:more", f"  ↑ {top} more")]] if top else []
+    position, room = top, height - len(lines)
+    while position < count and len(rows(position)) <= room - (position + 1 < count):
+        lines += rows(position)
+        room -= len(rows(position))
+        position += 1
+    if position == top and position < count:  # one row taller than the window
+        lines += clip(rows(position), room - (position + 1 < count), width, "more")
+        position += 1
+    if position < count:
+        lines.append([("class:more", f"  ↓ {count - position} more")])
+    return top, lines
 
 
 def _top_for(

@@ -46,34 +46,79 @@ class PlainTerminal:
 async def ask_plain(
     questions: Sequence[AskUserQuestionItem], term: PlainTerminal, info: RequestInfo
 ) -> dict[str, Answer]:
-    """Ask ``questions`` one after another; a batch ends with a review."""
+    """Ask ``questions`` one after another; a batch ends with a review.
+
+    ``b`` (or ``<``; only ``<`` at a text question) goes back one question;
+    answers given stay, and Enter keeps a question's answer when it comes
+    round again. Changing an answer from the review returns to the review.
+    """
     if not questions:
         raise ValueError("nothing to ask")
     answers: dict[str, Answer] = {}
-    index = 0
     term.write("\n")
     if info.agent:
         term.write(f"Question{'s' * (len(questions) > 1)} from {clean(info.agent)}\n")
-    while index < len(questions):
-        answers[questions[index].id] = await _ask_one(term, questions, index, info)
-        index += 1
-        if index == len(questions) and len(questions) > 1:
-            index = await _review(term, questions, answers)
-    return answers
+    index, reviewing, count = 0, False, len(questions)
+    while True:
+        if index == count:
+            index = await _review(term, questions, answers) if count > 1 else count
+            if index == count:
+                return answers
+            reviewing = True
+        turn = _Turn(term, answers.get(questions[index].id), back=index > 0)
+        answer = await _ask_one(turn, questions, index, info)
+        if isinstance(answer, _Back):
+            index -= 1
+            continue
+        answers[questions[index].id] = answer
+        index = count if reviewing else index + 1
+
+
+class _Back:
+    """The human asked for the previous question."""
+
+
+BACK = _Back()
+
+
+@dataclass
+class _Turn:
+    """One question's turn at the prompt."""
+
+    term: PlainTerminal
+    current: Answer | None  # its answer so far: Enter keeps it
+    back: bool  # there is a previous question to go back to
+
+    def shared(self, line: str, back_words: tuple[str, ...]) -> Answer | _Back | None:
+        """What ``line`` means at any question (None: nothing shared)."""
+        if not line and self.current is not None:
+            return self.current
+        if self.back and line in back_words:
+            return BACK
+        return None
+
+    def keys(self, words: tuple[str, ...] = ("b",)) -> str:
+        """The prompt's mention of keep and back, e.g. ``, b goes back``."""
+        keep = ", Enter keeps it" if self.current is not None else ""
+        back = f", {words[0]} goes back" if self.back else ""
+        return keep + back
 
 
 async def _ask_one(
-    term: PlainTerminal, questions: Sequence[AskUserQuestionItem], index: int, info: RequestInfo
-) -> Answer:
+    turn: _Turn, questions: Sequence[AskUserQuestionItem], index: int, info: RequestInfo
+) -> Answer | _Back:
     question = questions[index]
-    _describe(term, question, index, len(questions))
+    _describe(turn.term, question, index, len(questions))
+    if turn.current is not None:
+        turn.term.write(f"  Current answer: {_summary(turn.current)}\n")
     if not question.options:
-        answer = await _text(term)
+        answer = await _text(turn)
     elif question.multi_select:
-        answer = await _multi(term, question)
+        answer = await _multi(turn, question)
     else:
-        answer = await _single(term, question, info.default_label)
-    term.write(f"  -> {_summary(answer)}\n")
+        answer = await _single(turn, question, info.default_label)
+    if isinstance(answer, Answer):
+        turn.term.write(f"  -> {_summary(answer)}\n")
     return answer
 
 
@@ -96,15 +141,19 @@ def _describe(term: PlainTerminal, question: AskUserQuestionItem, index: int, co
 
 
 async def _single(
-    term: PlainTerminal, question: AskUserQuestionItem, default: str | None
-) -> Answer:
-    labels = question.labels
+    turn: _Turn, question: AskUserQuestionItem, default: str | None
+) -> Answer | _Back:
+    labels, term = question.labels, turn.term
     # With a default (confirm --default), an empty line picks it.
     number = str(labels.index(default) + 1) if default in labels else ""
-    enter = f", Enter for {number}" if number else ""
+    enter = f", Enter for {number}" if number and turn.current is None else ""
+    ask = f"Choose 1-{len(labels)}, o or s{enter}{turn.keys()} (Esc cancels): "
+    back = ", or b to go back" if turn.back else ""
     while True:
-        ask = f"Choose 1-{len(labels)}, o or s{enter} (Esc cancels): "
-        line = (await read_line(term, ask)).strip() or number
+        line = (await read_line(term, ask)).strip()
+        if (shared := turn.shared(line.lower(), ("b", "<"))) is not None:
+            return shared
+        line = line or number
         if line.isdigit() and 1 <= int(line) <= len(labels):
             return Answer((labels[int(line) - 1],))
         if line.lower() == "s":
@@ -112,15 +161,19 @@ async def _single(
         if line.lower() == "o" and (custom := await _custom(term)):
             return Answer(custom=custom)
         if line.lower() != "o":
-            term.write(f"Please type a number from 1 to {len(labels)}, o or s.\n")
+            term.write(f"Please type a number from 1 to {len(labels)}, o or s{back}.\n")
 
 
-async def _multi(term: PlainTerminal, question: AskUserQuestionItem) -> Answer:
-    labels = question.labels
-    prompt = f"Choose any of 1-{len(labels)} (e.g. 1 3), a for all, o, or s (Esc cancels): "
+async def _multi(turn: _Turn, question: AskUserQuestionItem) -> Answer | _Back:
+    labels, term = question.labels, turn.term
+    prompt = (
+        f"Choose any of 1-{len(labels)} (e.g. 1 3), a for all, o, or s{turn.keys()} (Esc cancels): "
+    )
     warned = False
     while True:
         line = (await read_line(term, prompt)).strip().lower()
+        if (shared := turn.shared(line, ("b", "<"))) is not None:
+            return shared
         if line == "s" or (not line and warned):
             return Answer()
         if not line:
@@ -159,10 +212,15 @@ async def _custom(term: PlainTerminal) -> str | None:
     return text if text.strip() else None
 
 
-async def _text(term: PlainTerminal) -> Answer:
-    warned = False
+async def _text(turn: _Turn) -> Answer | _Back:
+    # Letters are the answer here: only a lone < goes back.
+    extras = turn.keys(("<",)).removeprefix(", ")
+    prompt = f"Your answer ({extras + ', ' if extras else ''}Esc cancels): "
+    warned, term = False, turn.term
     while True:
-        text = await read_line(term, "Your answer (Esc cancels): ")
+        text = await read_line(term, prompt)
+        if (shared := turn.shared(text.strip(), ("<",))) is not None:
+            return shared
         if text.strip():
             return Answer(custom=text)
         if warned:

@@ -18,7 +18,8 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import HSplit, Window
 
 from .._messages import AskUserQuestionItem
-from .common import APPROVE_MARK, DECLINE_MARK, bind, hint, untrusted
+from .common import APPROVE_MARK, DECLINE_MARK, bind, untrusted
+from .legend import legend_window
 from .listview import Item
 from .screen import Context, Screen, question_lines, text_window
 from .select import SelectState, new_state, select_screen
@@ -84,15 +85,16 @@ def pager_screen(
     bind(kb, ["home", "g"], lambda e: setattr(pager, "top", 0))
     bind(kb, ["end", "G"], lambda e: pager.scroll(pager.total))
     bind(kb, ["q", "escape", "enter", "d", "c-o"], lambda e: close())
-    legend = hint(("↑↓ PgUp/PgDn", "scroll"), ("q/Esc/Enter", "back to the question"))
+    legend = [("↑↓ PgUp/PgDn", "scroll"), ("q/Esc/Enter", "back to the question")]
     container = HSplit(
         [
-            text_window(lambda width: wrap(title(), width), live=True),
-            text_window(question_lines(question)),
+            text_window(lambda width: wrap(title(), width), live=True, chrome=True),
+            text_window(question_lines(question), chrome=True),
             window,
             text_window(
-                lambda width: wrap([("class:hint", pager.position()), *legend], width), live=True
+                lambda width: [[("class:more", f"── {pager.position()}")]], live=True, chrome=True
             ),
+            legend_window(lambda: legend),
         ],
         key_bindings=kb,
     )
@@ -161,6 +163,8 @@ def _render(blocks: list[_Block], width: int) -> list[Line]:
     lines: list[Line] = []
     for block in blocks:
         lines += _render_block(block, width)
+    while lines and not lines[-1]:
+        lines.pop()  # a trailing newline is no line of the plan
     return lines or [[]]
 
 

@@ -5,14 +5,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import HSplit, Window
+from prompt_toolkit.layout import Dimension, HSplit, Window
+from prompt_toolkit.layout.controls import UIContent, UIControl
 
 from .._messages import AskUserQuestionItem
-from .common import POINTER, Answer, bind, hint, untrusted
+from .common import POINTER, Answer, bind, untrusted
+from .legend import legend_window
+from .listview import number_column, scrolled
 from .screen import Screen, text_window
-from .wrap import Line, WrappedText, wrap
+from .wrap import Line, width_of, wrap
 
 SUBMIT = "Submit these answers"
 
@@ -20,6 +24,7 @@ SUBMIT = "Submit these answers"
 @dataclass
 class ReviewState:
     cursor: int  # a question's index, or len(questions) for the submit row
+    top: int = 0  # the first row shown when the list is taller than the screen
 
 
 def describe(answer: Answer) -> StyleAndTextTuples:
@@ -51,25 +56,6 @@ def review_screen(
         raise ValueError(f"cannot review before every question is answered: {missing}")
     count = len(questions)
 
-    def render(width: int) -> list[Line]:
-        lines: list[Line] = []
-        for index, question in enumerate(questions):
-            here = index == state.cursor
-            prefix: Line = [("class:pointer", f"{POINTER} ") if here else ("", "  ")]
-            prefix.append(("class:number", f"{index + 1}. " if index < 9 else "   "))
-            head = untrusted(f"[{question.header}] ", "class:tag.done") if question.header else []
-            text = untrusted(question.question, "class:current" if here else "")
-            lines += wrap([*head, *text], width, first=prefix)
-            lines += wrap(describe(answers[question.id]), width, first=[("", "     → ")])
-        here = state.cursor == count
-        lines.append(
-            [
-                ("class:pointer", f"{POINTER} ") if here else ("", "  "),
-                ("class:current class:approve" if here else "class:approve", SUBMIT),
-            ]
-        )
-        return lines
-
     def move(delta: int) -> None:
         state.cursor = max(0, min(count, state.cursor + delta))
 
@@ -88,26 +74,88 @@ def review_screen(
     bind(kb, ["left", "s-tab"], lambda e: edit(count - 1))
     for digit in range(1, min(count, 9) + 1):
         bind(kb, [str(digit)], _editor(edit, digit - 1))
-    legend = hint(
+    legend = [
         ("↑↓", "move"),
         ("Enter", "submit / change"),
         ("1-9", "change an answer"),
-        ("←", "previous"),
+        ("←/Shift-Tab", "previous"),
         ("Esc", "cancel"),
-    )
-    body = Window(WrappedText(render, cache=False, focusable=True), dont_extend_height=True)
+    ]
+    body = Window(_ReviewRows(questions, answers, state), height=Dimension(min=3))
     container = HSplit(
         [
-            text_window(lambda width: wrap(title(), width), live=True),
-            text_window(lambda width: [[("class:question", f"Review your {count} answers")]]),
+            text_window(lambda width: wrap(title(), width), live=True, chrome=True),
+            text_window(
+                lambda width: [[("class:question", f"Review your {count} answers")]], chrome=True
+            ),
             Window(height=1),
             body,
             Window(height=1),
-            text_window(lambda width: wrap(legend, width)),
+            legend_window(lambda: legend),
         ],
         key_bindings=kb,
     )
     return Screen(container, body)
+
+
+class _ReviewRows(UIControl):
+    """One row per question (its answer below it), then the submit row;
+    scrolled so that the cursor's row is always visible."""
+
+    def __init__(
+        self,
+        questions: Sequence[AskUserQuestionItem],
+        answers: Mapping[str, Answer],
+        state: ReviewState,
+    ) -> None:
+        self.questions = questions
+        self.answers = answers
+        self.state = state
+
+    def is_focusable(self) -> bool:
+        return True
+
+    def preferred_height(
+        self, width: int, max_available_height: int, wrap_lines: bool, get_line_prefix: object
+    ) -> int:
+        total = 0
+        for position in range(len(self.questions) + 1):
+            total += len(self._row(position, width))
+            if total >= max_available_height:
+                return max_available_height
+        return total
+
+    def create_content(self, width: int, height: int) -> UIContent:
+        count, state = len(self.questions) + 1, self.state
+        cache: dict[int, list[Line]] = {}
+
+        def rows(position: int) -> list[Line]:
+            if position not in cache:
+                cache[position] = self._row(position, width)
+            return cache[position]
+
+        state.top, lines = scrolled(count, state.cursor, state.top, max(height, 1), width, rows)
+        return UIContent(
+            get_line=lambda i: lines[i],
+            line_count=len(lines),
+            cursor_position=Point(0, 0),
+            show_cursor=False,
+        )
+
+    def _row(self, position: int, width: int) -> list[Line]:
+        here = position == self.state.cursor
+        pointer: Line = [("class:pointer", f"{POINTER} ") if here else ("", "  ")]
+        if position == len(self.questions):
+            style = "class:current class:approve" if here else "class:approve"
+            return wrap([(style, SUBMIT)], width, first=pointer)
+        question = self.questions[position]
+        number = number_column(position, False, len(self.questions))
+        prefix: Line = [*pointer, ("class:number", number)]
+        head = untrusted(f"[{question.header}] ", "class:tag.done") if question.header else []
+        text = untrusted(question.question, "class:current" if here else "")
+        lines = wrap([*head, *text], width, first=prefix)
+        arrow: Line = [("", " " * width_of(prefix)), ("", "→ ")]
+        return lines + wrap(describe(self.answers[question.id]), width, first=arrow)
 
 
 def _editor(edit: Callable[[int], None], index: int) -> Callable[[KeyPressEvent], None]:

@@ -8,7 +8,7 @@ mode or repaints from scratch.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prompt_toolkit.application import get_app
@@ -25,6 +25,7 @@ from prompt_toolkit.layout import (
 
 from .._messages import AskUserQuestionItem
 from .common import Answer, untrusted
+from .legend import CHROME_WEIGHT, Pair, legend_window
 from .wrap import Line, WrappedText, wrap
 
 
@@ -59,9 +60,16 @@ def rows() -> int:
     return get_app().output.get_size().rows
 
 
-def text_window(render: Callable[[int], list[Line]], *, live: bool = False) -> Window:
-    """Wrapped text; ``live`` text follows the state (re-rendered every frame)."""
-    return Window(WrappedText(render, cache=not live), dont_extend_height=True)
+def text_window(
+    render: Callable[[int], list[Line]], *, live: bool = False, chrome: bool = False
+) -> Window:
+    """Wrapped text; ``live`` text follows the state (re-rendered every frame).
+
+    ``chrome``: one of the screen's fixed lines (title, question, message),
+    which keep at least a line and get their height before the list grows.
+    """
+    height = Dimension(min=1, weight=CHROME_WEIGHT) if chrome else None
+    return Window(WrappedText(render, cache=not live), height=height, dont_extend_height=True)
 
 
 def question_lines(question: AskUserQuestionItem) -> Callable[[int], list[Line]]:
@@ -84,7 +92,7 @@ def frame(
     question: AskUserQuestionItem,
     body: list[Container],
     message: Callable[[], StyleAndTextTuples],
-    legend: Callable[[], StyleAndTextTuples],
+    legend: Callable[[], Sequence[Pair]],
     *,
     key_bindings: KeyBindings,
     detail: Container | None = None,
@@ -98,8 +106,8 @@ def frame(
             dont_extend_height=True,
         )
     parts: list[Container] = [
-        text_window(lambda width: wrap(ctx.title(), width), live=True),
-        text_window(question_lines(question)),
+        text_window(lambda width: wrap(ctx.title(), width), live=True, chrome=True),
+        text_window(question_lines(question), chrome=True),
     ]
     if detail is not None:
         parts.append(detail)
@@ -107,9 +115,9 @@ def frame(
     parts += body
     parts.append(
         ConditionalContainer(
-            text_window(lambda width: wrap(message(), width), live=True),
+            text_window(lambda width: wrap(message(), width), live=True, chrome=True),
             filter=Condition(lambda: bool(message())),
         )
     )
-    parts.append(text_window(lambda width: wrap(legend(), width), live=True))
+    parts.append(legend_window(legend))
     return HSplit(parts, key_bindings=key_bindings)

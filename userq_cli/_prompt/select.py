@@ -21,7 +21,8 @@ from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, HS
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
 from .._messages import AskUserQuestionItem
-from .common import Answer, bind, hint, untrusted
+from .common import Answer, bind, untrusted
+from .legend import Pair
 from .listview import Item, ListState, OptionList
 from .sanitize import clean
 from .screen import Context, Screen, frame
@@ -124,9 +125,7 @@ class _Select:
                 [
                     Window(pager, height=Dimension(min=3, weight=3)),
                     Window(
-                        FormattedTextControl(
-                            lambda: [("class:more", f"── plan: {pager.position()}")]
-                        ),
+                        FormattedTextControl(lambda: [("class:more", f"── {pager.position()}")]),
                         height=1,
                     ),
                 ]
@@ -159,29 +158,27 @@ class _Select:
     def _message(self) -> StyleAndTextTuples:
         return [("class:warning", EMPTY_MULTI_WARNING)] if self.state.warned else []
 
-    def _legend(self) -> StyleAndTextTuples:
+    def _legend(self) -> list[Pair]:
+        """The keys of the current mode, most important first."""
         mode, multi, nav = self.state.mode, self.list.multi, self.ctx.nav
         if mode == "filter":
             enter = "done filtering" if multi else "choose"
-            return hint(("type", "to filter"), ("↑↓", "move"), ("Enter", enter), ("Esc", "clear"))
+            return [("type", "to filter"), ("↑↓", "move"), ("Enter", enter), ("Esc", "clear")]
         if mode == "other":
-            return hint(("Enter", "accept"), ("Esc", "back to the list"), ("Ctrl-C", "cancel"))
+            return [("Enter", "accept"), ("Esc", "back to the list"), ("Ctrl-C", "cancel")]
         pairs = [("↑↓", "move")]
+        pairs += [("PgUp/PgDn", "scroll the plan")] if self.pager is not None else []
         if multi:
-            pairs += [("Space", "tick"), ("a", "all"), ("Enter", "confirm")]
+            pairs += [("Space/1-9", "tick"), ("a", "all"), ("Enter", "confirm")]
         else:
             pairs += [("1-9", "pick"), ("Enter", "choose")]
-        pairs += [("/", "filter"), ("o", "other"), ("s", "skip")]
-        if self.pager is not None:
-            pairs.append(("PgUp/PgDn", "scroll plan"))
-        elif self.question.detail and nav.read_detail:
+        pairs += [("o", "other"), ("s/Ctrl-S", "skip")]
+        pairs += [("←/Shift-Tab", "previous")] if nav.back else []
+        pairs += [("→/Tab", "next")] if nav.forward else []
+        pairs.append(("/", "filter"))
+        if self.pager is None and self.question.detail and nav.read_detail:
             pairs.append(("d", "detail"))
-        if nav.back:
-            pairs.append(("←", "previous"))
-        if nav.forward:
-            pairs.append(("→", "next"))
-        pairs.append(("Esc", "cancel"))
-        return hint(*pairs)
+        return [*pairs, ("Esc", "cancel")]
 
     # --- key map ----------------------------------------------------------
 

@@ -16,7 +16,8 @@ from prompt_toolkit.layout import Dimension, Window
 from prompt_toolkit.layout.controls import BufferControl
 
 from .._messages import AskUserQuestionItem
-from .common import POINTER, Answer, bind, hint
+from .common import POINTER, Answer, bind
+from .legend import Pair
 from .screen import Context, Screen, frame
 
 EMPTY_TEXT_WARNING = "The answer is empty. Type it, or press Enter again to skip this question."
@@ -74,12 +75,13 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
     def message() -> StyleAndTextTuples:
         return [("class:warning", EMPTY_TEXT_WARNING)] if state.warned else []
 
-    def legend() -> StyleAndTextTuples:
+    def legend() -> list[Pair]:
+        # Letters type text here, so skip and moving use control keys.
         pairs = [("Enter", "submit"), ("Ctrl-S", "skip")]
-        pairs += [("Shift-Tab", "previous")] if nav.back else []
-        pairs += [("Tab", "next")] if nav.forward else []
+        pairs += [("Shift-Tab", "previous question")] if nav.back else []
+        pairs += [("Tab", "next question")] if nav.forward else []
         pairs += [("Ctrl-O", "detail")] if nav.read_detail and question.detail else []
-        return hint(*pairs, ("Esc", "cancel"))
+        return [*pairs, ("Esc", "cancel")]
 
     container = frame(ctx, question, [field], message, legend, key_bindings=kb, detail_key="Ctrl-O")
     return Screen(container, field)

@@ -209,9 +209,10 @@ class WrappedText(UIControl):
         return len(self._cache[1]) if self._cache else 0
 
     def position(self) -> str:
-        """Where the pager is: ``lines 1-20 of 84`` (or ``all 12 lines``)."""
+        """Where the pager is, counted in screen rows (wrapped lines, as
+        shown): ``screen rows 1-20 of 84``, or ``all shown``."""
         total, height = self.total, self.last_height
         if total <= height:
-            return f"all {total} lines  "
+            return "all shown"
         last = min(self.top + height, total)
-        return f"lines {self.top + 1}-{last} of {total}  "
+        return f"screen rows {self.top + 1}-{last} of {total}"
