@@ -82,7 +82,7 @@ class Serve:
             pass_fds=pass_fds,
         )
         assert self.proc.stdout is not None
-        self._buffer = b""
+        self._responses = LineReader(self.proc.stdout.fileno())
 
     def send(self, *messages: Any) -> None:
         assert self.proc.stdin is not None
@@ -95,17 +95,11 @@ class Serve:
 
     def read(self, timeout: float = 30) -> dict[str, Any]:
         """The next response line, waiting at most ``timeout`` seconds."""
-        line = read_line(self.proc.stdout.fileno(), self, timeout)  # type: ignore[union-attr]
-        return json.loads(line)  # type: ignore[no-any-return]
+        return self._responses.response(timeout)
 
     def read_all(self, timeout: float = 30) -> list[dict[str, Any]]:
         """Every remaining response until stdout closes."""
-        out = []
-        while True:
-            try:
-                out.append(self.read(timeout))
-            except EOFError:
-                return out
+        return self._responses.responses(timeout)
 
     def wait(self, timeout: float = 30) -> int:
         return self.proc.wait(timeout)
@@ -126,19 +120,38 @@ class Serve:
                 stream.close()
 
 
-def read_line(fd: int, holder: Any, timeout: float) -> bytes:
-    """Read one LF-terminated line from ``fd``, keeping the rest in
-    ``holder._buffer``; EOFError when the pipe closes first."""
-    deadline = time.monotonic() + timeout
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while b"\n" not in holder._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
-                raise TimeoutError(f"no complete line within {timeout}s: {holder._buffer!r}")
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise EOFError(holder._buffer)
-            holder._buffer += chunk
-    line, _, holder._buffer = holder._buffer.partition(b"\n")
-    return line
+class LineReader:
+    """LF-terminated lines from a pipe, waiting on its readiness (selectors),
+    never on a sleep. EOFError when the pipe closes before a whole line."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = b""
+
+    def line(self, timeout: float = 30) -> bytes:
+        deadline = time.monotonic() + timeout
+        with selectors.DefaultSelector() as selector:
+            selector.register(self.fd, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    raise TimeoutError(f"no complete line within {timeout}s: {self._buffer!r}")
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    raise EOFError(self._buffer)
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def response(self, timeout: float = 30) -> dict[str, Any]:
+        """The next protocol line, decoded."""
+        return json.loads(self.line(timeout))  # type: ignore[no-any-return]
+
+    def responses(self, timeout: float = 30) -> list[dict[str, Any]]:
+        """Every remaining protocol line until the pipe closes."""
+        out = []
+        while True:
+            try:
+                out.append(self.response(timeout))
+            except EOFError:
+                return out

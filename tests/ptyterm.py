@@ -12,7 +12,6 @@ on its stdout, so a test can write a ``cancel`` while the prompt is up.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -24,7 +23,7 @@ from typing import Any
 
 import pexpect
 import pyte
-from processes import USERQ, clean_env, encode, read_line
+from processes import USERQ, LineReader, clean_env, encode
 
 UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
 PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"
@@ -157,7 +156,7 @@ class Session:
         # Both opens block until the shell opens the other end, in this order.
         self._requests = os.open(requests, os.O_WRONLY)
         self._answers = os.open(answers, os.O_RDONLY)
-        self._buffer = b""
+        self._responses = LineReader(self._answers)
 
     def send(self, *messages: Any) -> None:
         data = b"".join(encode(m) for m in messages)
@@ -170,15 +169,10 @@ class Session:
             self._requests = -1
 
     def read(self, timeout: float = TIMEOUT) -> dict[str, Any]:
-        return json.loads(read_line(self._answers, self, timeout))  # type: ignore[no-any-return]
+        return self._responses.response(timeout)
 
     def read_all(self, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
-        out = []
-        while True:
-            try:
-                out.append(self.read(timeout))
-            except EOFError:
-                return out
+        return self._responses.responses(timeout)
 
     def close(self) -> None:
         self.close_stdin()

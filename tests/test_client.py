@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from processes import SCRIPTS, clean_env, read_line
+from processes import SCRIPTS, LineReader, clean_env
 
 import userq_cli
 from userq_cli import (
@@ -75,14 +75,13 @@ class Hold:
         os.mkfifo(status)
         # O_RDWR: neither end's open blocks, and neither pipe reads EOF early.
         self._control = os.open(control, os.O_RDWR)
-        self._status = os.open(status, os.O_RDWR | os.O_NONBLOCK)
-        self._buffer = b""
+        self._status = LineReader(os.open(status, os.O_RDWR | os.O_NONBLOCK))
         self.command = [sys.executable, "-c", HOLD_WRAPPER, HOLDING_USERQ]
         self.env = clean_env({"HOLD_CONTROL_FIFO": str(control), "HOLD_STATUS_FIFO": str(status)})
 
     def expect(self, line: str) -> None:
         """Wait for the double's next status line (``holding ID``, ``dropped ID``)."""
-        assert read_line(self._status, self, 30).decode() == line
+        assert self._status.line(30).decode() == line
 
     def release(self, ask_id: str, value: str = "") -> None:
         os.write(self._control, f"release {ask_id} {value}\n".encode())
@@ -94,7 +93,7 @@ class Hold:
 
     def close(self) -> None:
         os.close(self._control)
-        os.close(self._status)
+        os.close(self._status.fd)
 
 
 @pytest.fixture

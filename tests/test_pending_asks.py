@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from processes import Serve, read_line
+from processes import LineReader, Serve
 
 HOLDING_USERQ = str(Path(__file__).with_name("holding_userq.py"))
 
@@ -33,13 +33,10 @@ class Held(Serve):
         )
         os.close(control_read)
         os.close(status_write)
-        self._status_buffer = b""
+        self._status_lines = LineReader(self._status)
 
     def await_status(self, expected: str, timeout: float = 30) -> None:
-        holder = _Buffer(self._status_buffer)
-        line = read_line(self._status, holder, timeout).decode()
-        self._status_buffer = holder._buffer
-        assert line == expected
+        assert self._status_lines.line(timeout).decode() == expected
 
     def release(self, ask_id: str, value: str = "") -> None:
         os.write(self._control, f"release {ask_id} {value}\n".encode())
@@ -48,11 +45,6 @@ class Held(Serve):
         super().__exit__(*exc)
         os.close(self._control)
         os.close(self._status)
-
-
-class _Buffer:
-    def __init__(self, data: bytes) -> None:
-        self._buffer = data
 
 
 def ask(ask_id: str | None, *, agent: dict[str, str] | None = None, **extra: object) -> dict:
