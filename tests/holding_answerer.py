@@ -61,6 +61,9 @@ class HoldingAnswerer:
             self._held.pop(key, None)
         return {q.id: _value_for(q, value) for q in open_questions}
 
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        return "held, never released"
+
     def _start_reader(self, loop: asyncio.AbstractEventLoop) -> None:
         if self._reader is None:
             self._reader = threading.Thread(target=self._read_control, args=(loop,), daemon=True)

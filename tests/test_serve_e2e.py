@@ -44,7 +44,12 @@ def test_unanswered_question_fails_closed() -> None:
     result = run_userq([DEPLOY])
     [error] = responses(result)
     assert error["error"]["code"] == "NO_PROVIDER"
-    assert "deploy-target" in error["error"]["message"]
+    message = error["error"]["message"]
+    # Says what would have answered it, answerer by answerer.
+    assert message.startswith("nobody answered deploy-target: ")
+    assert "env: set USERQ_ANSWER_DEPLOY_TARGET" in message
+    assert "file: no answers file given" in message
+    assert "tty: no terminal" in message
     assert result.returncode == 0
 
 

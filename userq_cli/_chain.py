@@ -40,6 +40,12 @@ class Answerer(Protocol):
         """
         ...
 
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        """Why these questions were not answered here, for the NO_PROVIDER
+        message: what the person would change (a variable to set, a file to
+        give, a terminal to run in)."""
+        ...
+
 
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
@@ -52,6 +58,10 @@ class Chain:
     @property
     def interactive(self) -> bool:
         return any(answerer.interactive for answerer in self.answerers)
+
+    def _no_provider(self, missing: list[str]) -> str:
+        reasons = "; ".join(f"{a.name}: {a.why_not(missing)}" for a in self.answerers)
+        return f"nobody answered {', '.join(missing)}: {reasons or 'no answerers'}"
 
     async def run(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Answer every question of a validated ask, or raise `UserQuestionError`."""
@@ -68,12 +78,7 @@ class Chain:
                     sources[question.id] = answerer.name
         missing = [q.id for q in request.questions if q.id not in answered]
         if missing:
-            raise UserQuestionError(
-                "NO_PROVIDER",
-                f"nobody answered {', '.join(missing)} (answerers tried: "
-                f"{', '.join(self.names) or 'none'}); preseed them with USERQ_ANSWER_<ID>"
-                " or --answers FILE, or run where a terminal is available",
-            )
+            raise UserQuestionError("NO_PROVIDER", self._no_provider(missing))
         answer = AskUserQuestionAnswer(
             answers=[answered[q.id] for q in request.questions],
             sources={q.id: sources[q.id] for q in request.questions},  # request order

@@ -46,12 +46,14 @@ class FileAnswerer:
     name = "file"
     interactive = False
 
-    def __init__(self, answers: AnswerSet) -> None:
+    def __init__(self, answers: AnswerSet, files: int = 0) -> None:
         self._answers = answers
+        self._files = files
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> FileAnswerer:
-        return cls(load_files(config))
+        files = len(files_named(config))
+        return cls(load_files(config), files)
 
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
@@ -64,18 +66,28 @@ class FileAnswerer:
                 found[question.id] = value
         return found
 
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        if not self._files:
+            return f"no answers file given (--answers FILE or {FILES_VARIABLE})"
+        return f"not in the {self._files} answers file{'s' * (self._files > 1)} given"
+
+
+def files_named(config: ChainConfig) -> list[tuple[Path, str]]:
+    """``USERQ_ANSWERS_FILE`` first, then ``--answers``: the command line wins.
+    Each with where it was named, for error messages."""
+    from_env = config.environ.get(FILES_VARIABLE, "")
+    return [
+        (Path(name), f" (from {FILES_VARIABLE})") for name in from_env.split(os.pathsep) if name
+    ] + [(path, "") for path in config.answer_files]
+
 
 def load_files(config: ChainConfig) -> AnswerSet:
-    """``USERQ_ANSWERS_FILE`` first, then ``--answers``: the command line wins."""
     merged = AnswerSet()
-    from_env = config.environ.get(FILES_VARIABLE, "")
-    for name in filter(None, from_env.split(os.pathsep)):
+    for path, origin in files_named(config):
         try:
-            merged.update(load_file(Path(name)))
+            merged.update(load_file(path))
         except StartupError as exc:
-            raise StartupError(f"{exc} (from {FILES_VARIABLE})") from None
-    for path in config.answer_files:
-        merged.update(load_file(path))
+            raise StartupError(f"{exc}{origin}") from None
     return merged
 
 

@@ -56,6 +56,10 @@ class EnvAnswerer:
                 found[question.id] = self._by_id[question.id]
         return found
 
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        variables = " or ".join(variable_for(qid) for qid in question_ids)
+        return f"set {variables} (or keys of {MAP_VARIABLE})"
+
 
 def _parse_loose(name: str, text: str) -> AnswerValue:
     """JSON when the text is a JSON string, array, object or null; otherwise

@@ -97,6 +97,11 @@ class TtyAnswerer:
         os.close(fd)
         return True
 
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        if self.interactive:
+            return "the terminal went away before they were answered"
+        return "no terminal to ask a human on (CI, cron, setsid or a daemon)"
+
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
