@@ -135,6 +135,8 @@ def test_description_pairing_in_process() -> None:
         (["review", "/nonexistent/plan.md"], "cannot read"),
         (["ask", "Q?", "--answerers", "nope"], "unknown answerer"),
         (["--max-line-bytes", "10", "ask", "Q?"], "applies to serve only"),
+        (["ask", " "], "the question is empty"),
+        (["review", "-", "--question", ""], "the question is empty"),
     ],
 )
 def test_usage_errors_exit_2(args: list[str], needle: str) -> None:

@@ -255,6 +255,8 @@ def _run(
     default_label: str | None = None,
     labels: bool = True,
 ) -> Outcome:
+    if not item.question.strip():
+        raise typer.BadParameter("the question is empty", param_hint="QUESTION")
     if options.max_line_bytes is not None:
         # Never drop an option silently: it only limits what serve reads.
         raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
