@@ -144,3 +144,28 @@ def test_shell_completion_of_commands_and_options() -> None:
     assert set(_complete("userq ask --answer")) == {"--answers", "--answerers"}
     script = userq("--show-completion", "bash").stdout
     assert "_userq_completion" in script and "complete " in script
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["ask", "--help"], ["serve", "--help"]])
+def test_help_and_version_do_not_load_the_loop_or_the_answerers(argv: list[str]) -> None:
+    # Shell completion and --help run userq at every keypress: keep them light.
+    probe = (
+        "import sys, runpy\n"
+        f"sys.argv = ['userq', *{argv!r}]\n"
+        "try:\n"
+        "    runpy.run_module('userq_cli', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = [m for m in ('asyncio', 'prompt_toolkit', 'userq_cli._answerers.tty_prompt') if m in sys.modules]\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    python = str(Path(USERQ).parent / "python")
+    result = subprocess.run(
+        [python, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=False,
+    )
+    assert "HEAVY []" in result.stderr, result.stderr

@@ -6,20 +6,31 @@ neither the chain nor the serve loop changes.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 
 from .._chain import Answerer, Chain
 from ._config import ChainConfig, StartupError
-from .answers_file import FileAnswerer
-from .env_answers import EnvAnswerer
-from .tty_prompt import TtyAnswerer
 
 Factory = Callable[[ChainConfig], Answerer]
 
+
+def _built_in(module: str, name: str) -> Factory:
+    """An answerer's module is imported only when a chain uses it: shell
+    completion and --help run userq at every keypress and need none of them
+    (the tty answerer alone would bring asyncio and termios)."""
+
+    def build(config: ChainConfig) -> Answerer:
+        answerer: type[Answerer] = getattr(importlib.import_module(module, __name__), name)
+        return answerer.from_config(config)  # type: ignore[attr-defined,no-any-return]
+
+    return build
+
+
 ANSWERERS: dict[str, Factory] = {
-    "env": EnvAnswerer.from_config,
-    "file": FileAnswerer.from_config,
-    "tty": TtyAnswerer.from_config,
+    "env": _built_in(".env_answers", "EnvAnswerer"),
+    "file": _built_in(".answers_file", "FileAnswerer"),
+    "tty": _built_in(".tty_prompt", "TtyAnswerer"),
 }
 
 DEFAULT_ORDER = ("env", "file", "tty")
