@@ -10,6 +10,9 @@ talks to it over two pipes named by environment variables:
 - ``HOLD_CONTROL_FD``: the test writes ``release <ask-id> [<json value>]``;
   every open question of that ask gets the value (default: its first label,
   or the text "held" when it has no options).
+
+``HOLD_CONTROL_PATH`` and ``HOLD_STATUS_PATH`` name FIFOs to use instead, for
+a holding userq that runs as a relay's peer.
 """
 
 from __future__ import annotations
@@ -39,7 +42,14 @@ class HoldingAnswerer:
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> HoldingAnswerer:
-        return cls(int(config.environ["HOLD_CONTROL_FD"]), int(config.environ["HOLD_STATUS_FD"]))
+        environ = config.environ
+        if "HOLD_CONTROL_PATH" in environ:
+            # FIFOs instead, for a peer started by the relay answerer, which
+            # passes on no descriptors. O_RDWR: opening never blocks.
+            return cls(
+                *(os.open(environ[f"HOLD_{n}_PATH"], os.O_RDWR) for n in ("CONTROL", "STATUS"))
+            )
+        return cls(int(environ["HOLD_CONTROL_FD"]), int(environ["HOLD_STATUS_FD"]))
 
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]

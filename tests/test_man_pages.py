@@ -295,8 +295,13 @@ def _string(node: ast.AST, constants: dict[str, str]) -> str | None:
 
 
 def nested_structs(struct: mi.StructType) -> Iterator[mi.StructType]:
+    seen: set[type] = set()  # a struct may nest itself (a relay peer's hello)
+
     def walk(t: mi.Type) -> Iterator[mi.StructType]:
         if isinstance(t, mi.StructType):
+            if t.cls in seen:
+                return
+            seen.add(t.cls)
             yield t
             for f in t.fields:
                 yield from walk(f.type)
