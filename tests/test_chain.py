@@ -1,15 +1,16 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 
 import msgspec
 import pytest
 
 from userq_cli._answer_values import AnswerValue
-from userq_cli._chain import Chain
+from userq_cli._chain import ASK_DEADLINE, Chain, remaining_seconds
 from userq_cli._errors import UserQuestionError
-from userq_cli._messages import AskUserQuestionItem, AskUserQuestionRequest
+from userq_cli._messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
 from userq_cli._validation import parse_request
 
 
@@ -90,3 +91,51 @@ def test_interactive_and_names() -> None:
 def test_answer_without_ask_id_omits_it() -> None:
     answer = asyncio.run(Chain([Fixed("env", {"a": "x", "b": "", "c": ""})]).run(request(None)))
     assert "id" not in msgspec.json.decode(msgspec.json.encode(answer))
+
+
+class Relaying(Fixed):
+    """An answerer with the optional hooks: a peer's hello, and aclose."""
+
+    def __init__(self) -> None:
+        super().__init__("relay", {})
+        self.peer_hello: PeerHello | None = None
+        self.closed = 0
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+def test_hello_describes_the_chain_as_it_is_now() -> None:
+    relay = Relaying()
+    chain = Chain([Fixed("env", {}), relay])
+    hello = chain.hello("1.2")
+    assert (hello.version, hello.answerers, hello.interactive, hello.relay) == (
+        "1.2",
+        ["env", "relay"],
+        False,
+        None,
+    )
+    relay.peer_hello = PeerHello(protocol=1, version="9", answerers=["tty"], interactive=True)
+    assert chain.hello("1.2").relay == relay.peer_hello
+
+
+def test_aclose_reaches_the_answerers_that_have_it() -> None:
+    relay = Relaying()
+    asyncio.run(Chain([Fixed("env", {}), relay]).aclose())
+    assert relay.closed == 1
+
+
+def test_the_deadline_is_the_current_asks_own() -> None:
+    async def seen_in(deadline: float | None) -> float | None:
+        if deadline is not None:
+            ASK_DEADLINE.set(deadline)
+        await asyncio.sleep(0)  # let the other task set its own
+        return remaining_seconds()
+
+    async def both() -> list[float | None]:
+        far = time.monotonic() + 100
+        return list(await asyncio.gather(seen_in(far), seen_in(None)))
+
+    with_deadline, without = asyncio.run(both())
+    assert with_deadline is not None and 99 < with_deadline <= 100
+    assert without is None

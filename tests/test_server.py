@@ -7,13 +7,16 @@ from typing import Any
 
 from userq_cli._errors import UserQuestionError
 from userq_cli._framing import Line, OversizedLine
-from userq_cli._messages import AskUserQuestionAnswer, AskUserQuestionAnswerItem
+from userq_cli._messages import AskUserQuestionAnswer, AskUserQuestionAnswerItem, HelloResponse
 from userq_cli._server import AbortAsk, Server, StartAsk, Ticket
 
 
 class Harness:
     def __init__(self) -> None:
-        self.server = Server(version="9.9", answerers=["env", "tty"], interactive=True)
+        self.hello = HelloResponse(
+            protocol=1, version="9.9", answerers=["env", "tty"], interactive=True
+        )
+        self.server = Server(hello=lambda: self.hello)
         self.line = 0
 
     def send(self, obj: Any) -> list[Any]:

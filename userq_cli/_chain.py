@@ -7,17 +7,35 @@ relay, a defaults policy) touches only the registry in `_answerers`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Protocol
 
 from ._answer_values import AnswerValue, fit_answer
 from ._errors import UserQuestionError
 from ._messages import (
+    PROTOCOL_VERSION,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     AskUserQuestionRequest,
+    HelloResponse,
+    PeerHello,
 )
+
+#: When the ask being answered times out, on the `time.monotonic` clock (None:
+#: never). The serve loop sets it in each ask's task, where it applies the
+#: timeout; an answerer that hands the ask on (the relay) reads it so the
+#: other side gives up when this side does, without the Answerer protocol
+#: growing a parameter that every other answerer would have to take.
+ASK_DEADLINE: ContextVar[float | None] = ContextVar("ASK_DEADLINE", default=None)
+
+
+def remaining_seconds() -> float | None:
+    """Seconds left before the current ask times out, or None."""
+    deadline = ASK_DEADLINE.get()
+    return None if deadline is None else deadline - time.monotonic()
 
 
 class Answerer(Protocol):
@@ -47,6 +65,12 @@ class Answerer(Protocol):
         ...
 
 
+# Optional hooks, looked up by name so that answerers without them need not
+# change:
+#   peer_hello: PeerHello | None   -- a relay's peer, as its hello described it
+#   async aclose() -> None         -- stop what the answerer started (a process)
+
+
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
@@ -58,6 +82,28 @@ class Chain:
     @property
     def interactive(self) -> bool:
         return any(answerer.interactive for answerer in self.answerers)
+
+    def hello(self, version: str) -> HelloResponse:
+        """The chain as ``hello`` reports it, now: a relay peer may have come
+        up, or a terminal gone, since the last hello."""
+        response = HelloResponse(
+            protocol=PROTOCOL_VERSION,
+            version=version,
+            answerers=self.names,
+            interactive=self.interactive,
+        )
+        peers: list[PeerHello] = [
+            peer for a in self.answerers if (peer := getattr(a, "peer_hello", None)) is not None
+        ]
+        if peers:
+            response.relay = peers[0]
+        return response
+
+    async def aclose(self) -> None:
+        for answerer in self.answerers:
+            close = getattr(answerer, "aclose", None)
+            if close is not None:
+                await close()
 
     def _no_provider(self, missing: list[str]) -> str:
         reasons = "; ".join(f"{a.name}: {a.why_not(missing)}" for a in self.answerers)

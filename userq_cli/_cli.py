@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from typing import Annotated
 
 import typer
@@ -17,9 +18,11 @@ from ._cli_options import (
     AnswerersOption,
     AnswersOption,
     ChainOptions,
+    DefaultsOption,
     MaxLineOption,
     PlainOption,
     RecordOption,
+    RelayOption,
     TimeoutOption,
 )
 from ._framing import DEFAULT_MAX_LINE_BYTES
@@ -55,6 +58,8 @@ def main_command(
     max_line_bytes: MaxLineOption = None,
     plain: PlainOption = False,
     record: RecordOption = None,
+    relay: RelayOption = None,
+    defaults: DefaultsOption = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -72,7 +77,7 @@ def main_command(
         echo '{"questions":[{"id":"go","question":"Deploy?"}]}' |
         USERQ_ANSWER_GO="Not today" userq
     """
-    options = ChainOptions.given(ctx, answers, answerers, timeout, plain, record, max_line_bytes)
+    options = ChainOptions.given(ctx)
     ctx.obj = options
     if ctx.invoked_subcommand is not None:
         return
@@ -98,6 +103,8 @@ def serve(
     max_line_bytes: MaxLineOption = None,
     plain: PlainOption = False,
     record: RecordOption = None,
+    relay: RelayOption = None,
+    defaults: DefaultsOption = False,
 ) -> None:
     """Read requests from stdin until EOF; write one response line per ask.
 
@@ -108,7 +115,7 @@ def serve(
 
         userq serve --answers answers.toml < requests.jsonl > answers.jsonl
     """
-    options = ChainOptions.given(ctx, answers, answerers, timeout, plain, record, max_line_bytes)
+    options = ChainOptions.given(ctx)
     raise typer.Exit(run_serve(options))
 
 
@@ -143,7 +150,7 @@ def run_serve(options: ChainOptions) -> int:
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    server = Server(version=__version__, answerers=chain.names, interactive=chain.interactive)
+    server = Server(hello=partial(chain.hello, __version__))
     loop = ServeLoop(
         server,
         chain,

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ._answerers import DEFAULT_ORDER, ChainConfig, StartupError, build_chain, parse_names
+from ._answerers import (
+    DEFAULT_ORDER,
+    ChainConfig,
+    StartupError,
+    build_chain,
+    parse_names,
+    with_answerer,
+)
 from ._chain import Chain
 from ._framing import DEFAULT_MAX_LINE_BYTES
 
@@ -75,6 +82,26 @@ RecordOption = Annotated[
     ),
 ]
 
+RelayOption = Annotated[
+    str | None,
+    typer.Option(
+        "--relay",
+        metavar="CMD",
+        help="Relay questions to CMD, a program speaking this protocol (e.g. 'ssh host userq"
+        " serve'); split as a shell would, never run by one. Adds relay to the chain"
+        " (also USERQ_RELAY).",
+        show_default=False,
+    ),
+]
+DefaultsOption = Annotated[
+    bool,
+    typer.Option(
+        "--defaults",
+        help="Answer by policy what no earlier answerer did: the '(Recommended)' option, else"
+        " the first; never an approval. Adds defaults to the chain.",
+    ),
+]
+
 
 def _positive(value: float | None) -> float | None:
     if value is not None and not value > 0:
@@ -90,20 +117,27 @@ class ChainOptions:
     max_line_bytes: int | None = None
     plain: bool = False
     record: Path | None = None
+    relay: str | None = None
+    defaults: bool = False
 
     @classmethod
-    def given(
-        cls,
-        ctx: typer.Context,
-        answers: list[Path] | None,
-        answerers: str | None,
-        timeout: float | None,
-        plain: bool,
-        record: Path | None,
-        max_line_bytes: int | None = None,
-    ) -> ChainOptions:
-        """The options a command was given, over those before its name."""
-        mine = cls(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
+    def given(cls, ctx: typer.Context) -> ChainOptions:
+        """The options a command was given, over those before its name.
+
+        Read from the parsed parameters, so each command declares these
+        options in its signature (typer needs them there) and nothing more.
+        """
+        params = ctx.params
+        mine = cls(
+            answers=tuple(Path(path) for path in params.get("answers") or ()),
+            answerers=params.get("answerers"),
+            timeout=params.get("timeout"),
+            max_line_bytes=params.get("max_line_bytes"),
+            plain=bool(params.get("plain")),
+            record=None if params.get("record") is None else Path(params["record"]),
+            relay=params.get("relay"),
+            defaults=bool(params.get("defaults")),
+        )
         return mine.over(ctx.obj) if isinstance(ctx.obj, ChainOptions) else mine
 
     def over(self, base: ChainOptions) -> ChainOptions:
@@ -112,9 +146,10 @@ class ChainOptions:
             base,
             answers=base.answers + self.answers,
             plain=base.plain or self.plain,
+            defaults=base.defaults or self.defaults,
             **{
                 name: value
-                for name in ("answerers", "timeout", "max_line_bytes", "record")
+                for name in ("answerers", "timeout", "max_line_bytes", "record", "relay")
                 if (value := getattr(self, name)) is not None
             },
         )
@@ -123,16 +158,28 @@ class ChainOptions:
         self, default_label: str | None = None, terminal_share: TerminalShare | None = None
     ) -> Chain:
         """The answerer chain these options describe; StartupError if they are wrong."""
-        given = self.answerers
-        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given)
+        environ = dict(os.environ)
+        names = self._names(environ)
         if self.answers and "file" not in names:
             raise StartupError("--answers needs the file answerer in --answerers")
         config = ChainConfig(
-            environ=dict(os.environ),
+            environ=environ,
             answer_files=self.answers,
             plain=self.plain,
             record=self.record,
             default_label=default_label,
             terminal_share=terminal_share,
+            relay=self.relay,
         )
         return build_chain(names, config)
+
+    def _names(self, environ: dict[str, str]) -> list[str]:
+        """The chain: as named, or the default one; the flags --defaults and
+        --relay add their answerer to either, USERQ_RELAY to the default."""
+        given = self.answerers
+        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given)
+        if self.defaults:
+            names = with_answerer(names, "defaults")
+        if self.relay is not None or (given is None and "USERQ_RELAY" in environ):
+            names = with_answerer(names, "relay")
+        return names

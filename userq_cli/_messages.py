@@ -191,6 +191,17 @@ class ErrorResponse(Message, tag="error", kw_only=True):
     error: ErrorBody
 
 
+class PeerHello(Part, kw_only=True):
+    """What a relay peer said of itself in its own hello: the same facts,
+    nested once per relay hop (a peer may relay in turn)."""
+
+    protocol: int
+    version: str
+    answerers: list[str]
+    interactive: bool
+    relay: PeerHello | None = None
+
+
 class HelloResponse(Message, tag="hello", kw_only=True):
     """Who is in the chain, and whether a human can be reached at a terminal."""
 
@@ -198,6 +209,8 @@ class HelloResponse(Message, tag="hello", kw_only=True):
     version: str
     answerers: list[str]
     interactive: bool
+    #: The relay peer's own hello, once the peer is up and has answered it.
+    relay: PeerHello | None = None
 
 
 Response = AskUserQuestionAnswer | ErrorResponse | HelloResponse

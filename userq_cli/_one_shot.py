@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 
 import msgspec
 
@@ -75,7 +76,7 @@ def ask_one(
     request = AskUserQuestionRequest(id=ask_id, questions=[question])
     line = encode_line(request)
     output = bytearray()
-    server = Server(version="", answerers=chain.names, interactive=chain.interactive)
+    server = Server(hello=partial(chain.hello, ""))
     loop = ServeLoop(
         server,
         chain,

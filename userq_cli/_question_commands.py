@@ -18,8 +18,10 @@ from ._cli_options import (
     AnswerersOption,
     AnswersOption,
     ChainOptions,
+    DefaultsOption,
     PlainOption,
     RecordOption,
+    RelayOption,
     TimeoutOption,
 )
 from ._messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
@@ -97,6 +99,8 @@ def ask(
     timeout: TimeoutOption = None,
     plain: PlainOption = False,
     record: RecordOption = None,
+    relay: RelayOption = None,
+    defaults: DefaultsOption = False,
 ) -> None:
     """Ask one question; print each chosen label on a line, then any typed text.
 
@@ -116,7 +120,7 @@ def ask(
         options=options or None,
         multi_select=multi,
     )
-    chain = ChainOptions.given(ctx, answers, answerers, timeout, plain, record)
+    chain = ChainOptions.given(ctx)
     outcome = _run(ctx, item, chain, json_output)
     raise typer.Exit(0 if outcome.item else outcome.error_status())
 
@@ -154,6 +158,8 @@ def confirm(
     timeout: TimeoutOption = None,
     plain: PlainOption = False,
     record: RecordOption = None,
+    relay: RelayOption = None,
+    defaults: DefaultsOption = False,
 ) -> None:
     """Ask a yes/no question: exit 0 for yes, 1 for no.
 
@@ -174,7 +180,7 @@ def confirm(
         detail=_detail(detail, detail_file),
         options=[AskUserQuestionOption(label=yes), AskUserQuestionOption(label=no)],
     )
-    chain = ChainOptions.given(ctx, answers, answerers, timeout, plain, record)
+    chain = ChainOptions.given(ctx)
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
     # The exit status is the answer; only typed text is worth printing.
     outcome = _run(ctx, item, chain, json_output, default_label=chosen, labels=False)
@@ -214,6 +220,8 @@ def review(
     timeout: TimeoutOption = None,
     plain: PlainOption = False,
     record: RecordOption = None,
+    relay: RelayOption = None,
+    defaults: DefaultsOption = False,
 ) -> None:
     """Ask a human to review a plan: exit 0 when approved, 1 when declined.
 
@@ -236,7 +244,7 @@ def review(
         options=[AskUserQuestionOption(label=label) for label in labels],
         intent=AskUserQuestionIntent(kind="plan-review", approve=approve),
     )
-    chain = ChainOptions.given(ctx, answers, answerers, timeout, plain, record)
+    chain = ChainOptions.given(ctx)
     outcome = _run(ctx, item, chain, json_output)
     raise typer.Exit(_decision(outcome, approve))
 

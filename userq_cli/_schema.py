@@ -16,6 +16,8 @@ _RESPONSE_PARTS = (
     "AskUserQuestionAnswerItem",
     "ErrorBody",
     "ErrorResponse",
+    "HelloResponse",
+    "PeerHello",
 )
 
 

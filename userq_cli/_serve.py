@@ -13,10 +13,11 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
-from ._chain import Chain
+from ._chain import ASK_DEADLINE, Chain
 from ._errors import UserQuestionError
 from ._framing import Frame, LineFramer
 from ._messages import AskUserQuestionAnswer
@@ -66,6 +67,7 @@ class ServeLoop:
         # EOF never aborts pending asks: they are answered, then userq exits.
         while self._tasks:
             await asyncio.wait(list(self._tasks.values()))
+        await self._chain.aclose()
         return self._exit_status
 
     # --- input ------------------------------------------------------------
@@ -106,6 +108,8 @@ class ServeLoop:
 
     async def _outcome(self, ticket: Ticket) -> AskUserQuestionAnswer | UserQuestionError:
         seconds = ticket.request.timeout or self._default_timeout
+        if seconds is not None:
+            ASK_DEADLINE.set(time.monotonic() + seconds)  # this task's context only
         try:
             async with asyncio.timeout(seconds):
                 return await self._chain.run(ticket.request)

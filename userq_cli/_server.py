@@ -8,12 +8,12 @@ keeps every ordering and validation rule testable without a process.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ._errors import UserQuestionError, quote
 from ._framing import Frame, OversizedLine
 from ._messages import (
-    PROTOCOL_VERSION,
     AgentRegistration,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
@@ -55,10 +55,10 @@ Event = StartAsk | AbortAsk
 
 
 class Server:
-    def __init__(self, *, version: str, answerers: list[str], interactive: bool) -> None:
-        self._hello = HelloResponse(
-            protocol=PROTOCOL_VERSION, version=version, answerers=answerers, interactive=interactive
-        )
+    def __init__(self, *, hello: Callable[[], HelloResponse]) -> None:
+        """``hello`` describes the chain at the moment a hello arrives (it can
+        change: a relay peer comes up, a terminal goes away)."""
+        self._hello = hello
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
         self._pending_ids: dict[str, Ticket] = {}
@@ -102,7 +102,7 @@ class Server:
             mine = [t for t in self._pending.values() if _agent_of(t) == request.agent.id]
             return self._abort(mine, f"agent {quote(request.agent.id)} was unregistered")
         elif isinstance(request, HelloRequest):
-            self._outgoing += encode_line(self._hello)
+            self._outgoing += encode_line(self._hello())
         return []
 
     def _ask(self, seq: int, line: int, request: AskUserQuestionRequest) -> list[Event]:

@@ -31,9 +31,25 @@ ANSWERERS: dict[str, Factory] = {
     "env": _built_in(".env_answers", "EnvAnswerer"),
     "file": _built_in(".answers_file", "FileAnswerer"),
     "tty": _built_in(".tty_prompt", "TtyAnswerer"),
+    "relay": _built_in(".relay", "RelayAnswerer"),
+    "defaults": _built_in(".defaults", "DefaultsAnswerer"),
 }
 
 DEFAULT_ORDER = ("env", "file", "tty")
+# Answerers that reach a human. `--relay` and `--defaults` put their answerer
+# just before these: policy answers what it may without bothering anyone, and
+# a human elsewhere (the relay) is asked before the local terminal.
+_HUMANS = ("relay", "tty")
+
+
+def with_answerer(names: Sequence[str], name: str) -> list[str]:
+    """``names`` with ``name`` added, unless it is there: before the first of
+    the answerers after it in the order defaults, relay, tty; else last."""
+    if name in names:
+        return list(names)
+    later = _HUMANS[_HUMANS.index(name) + 1 :] if name in _HUMANS else _HUMANS
+    at = next((i for i, n in enumerate(names) if n in later), len(names))
+    return [*names[:at], name, *names[at:]]
 
 
 def parse_names(text: str) -> list[str]:
@@ -60,4 +76,5 @@ __all__ = [
     "StartupError",
     "build_chain",
     "parse_names",
+    "with_answerer",
 ]

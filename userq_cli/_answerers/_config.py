@@ -30,6 +30,8 @@ class ChainConfig:
     #: The option label the prompt's cursor starts on, so Enter picks it
     #: (``userq confirm --default``). A presentation hint, never an answer.
     default_label: str | None = None
+    #: ``--relay CMD``: the relay's peer command (else USERQ_RELAY in ``environ``).
+    relay: str | None = None
     #: Set when stdin is the terminal too: the prompt holds it while on
     #: screen, so the request reader does not eat its keystrokes.
     terminal_share: TerminalShare | None = None

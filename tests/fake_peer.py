@@ -1,0 +1,64 @@
+"""A scripted relay peer, for the ways a real one can go wrong. Never shipped.
+
+    python tests/fake_peer.py MODE [ARG]
+
+It reports to the FIFO named by ``FAKE_PEER_STATUS`` (``started <pid>``, then
+``got <line>`` for every line it reads), so tests await what it saw instead
+of sleeping (and ``env NAME=value ...`` for the variables named in
+``FAKE_PEER_REPORT_ENV``, ``-`` for those it did not get). Modes:
+
+- ``die``: exit with status 3 on the first ask (a peer dying mid-ask);
+- ``garbage``: answer the first ask with a line that is not JSON;
+- ``hang``: read everything, answer nothing (not even a cancel), and stay
+  alive after EOF until it is killed;
+- ``answer VALUE``: answer every ask's questions with the JSON answer item
+  VALUE (``{"selected": [...], "custom": ...}``), fitting or not;
+- ``error CODE``: end every ask with the error CODE.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+
+
+def report(status: int, text: str) -> None:
+    os.write(status, text.encode() + b"\n")
+
+
+def respond(message: dict[str, object]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> None:
+    mode, arg = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
+    status = os.open(os.environ["FAKE_PEER_STATUS"], os.O_RDWR)
+    report(status, f"started {os.getpid()}")
+    if os.environ.get("FAKE_PEER_REPORT_ENV"):
+        names = os.environ["FAKE_PEER_REPORT_ENV"].split(",")
+        report(status, "env " + " ".join(f"{n}={os.environ.get(n, '-')}" for n in names))
+    for line in sys.stdin:
+        report(status, f"got {line.strip()}")
+        request = json.loads(line)
+        if request.get("type", "ask") != "ask":
+            continue
+        if mode == "die":
+            sys.exit(3)
+        if mode == "garbage":
+            sys.stdout.write("this is not a protocol line\n")
+            sys.stdout.flush()
+        elif mode == "answer":
+            items = [{"id": q["id"], **json.loads(arg)} for q in request["questions"]]
+            respond({"type": "answer", "id": request["id"], "answers": items, "sources": {}})
+        elif mode == "error":
+            error = {"name": "UserQuestionError", "code": arg, "message": f"fake {arg}"}
+            respond({"type": "error", "id": request["id"], "error": error})
+    if mode == "hang":
+        signal.pause()  # until SIGTERM or SIGKILL
+
+
+if __name__ == "__main__":
+    main()

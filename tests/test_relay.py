@@ -1,0 +1,330 @@
+"""The relay answerer end to end: the real ``userq`` relaying to real peers —
+a second ``userq serve``, a holding userq that answers when told, scripted
+peers that die, hang or write garbage, and a human on a pty.
+
+Every wait is on something observable: a response line, a status line from
+the peer, a process exit (pidfd), the screen. The one fixed wait is the
+relay's own CANCEL_GRACE, which a hung peer is given by design.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from processes import USERQ, LineReader, Serve, responses, run_userq
+from ptyterm import Term, answers_of, ask, question
+
+from userq_cli._answerers.relay import CANCEL_GRACE
+
+TESTS = Path(__file__).parent
+FAKE_PEER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'fake_peer.py'))}"
+HOLDING_PEER = (
+    f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'holding_userq.py'))}"
+    " serve --answerers hold"
+)
+PEER_USERQ = shlex.quote(USERQ)
+
+
+def go_ask(ask_id: str, **extra: Any) -> dict[str, Any]:
+    return ask(ask_id, question("go", "Deploy?", "Yes", "No"), **extra)
+
+
+def error_of(response: dict[str, Any]) -> tuple[str, str]:
+    return response["error"]["code"], response["error"]["message"]
+
+
+class Fifo:
+    """A FIFO a peer reports on; held open read-write, so neither side's
+    open ever blocks, and read through LineReader (readiness, no sleep)."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.path = path
+        self.fd = os.open(path, os.O_RDWR)
+        self._lines = LineReader(self.fd)
+
+    def line(self, timeout: float = 30) -> str:
+        return self._lines.line(timeout).decode()
+
+    def write(self, text: str) -> None:
+        os.write(self.fd, text.encode())
+
+
+@pytest.fixture
+def status(tmp_path: Path) -> Iterator[Fifo]:
+    fifo = Fifo(tmp_path / "status")
+    yield fifo
+    os.close(fifo.fd)
+
+
+def fake_relay(status: Fifo, mode: str, *args: str) -> tuple[list[str], dict[str, str]]:
+    command = " ".join([FAKE_PEER, mode, *map(shlex.quote, args)])
+    return ["--relay", command], {"FAKE_PEER_STATUS": str(status.path)}
+
+
+def started(status: Fifo) -> int:
+    """The pid of the next peer to start (what earlier ones got is skipped)."""
+    while (line := status.line()).startswith("got "):
+        pass
+    verb, pid = line.split()
+    assert verb == "started"
+    return int(pid)
+
+
+def got(status: Fifo) -> dict[str, Any]:
+    verb, _, text = status.line().partition(" ")
+    assert verb == "got"
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def await_exit(pid: int, timeout: float) -> None:
+    """Wait for process ``pid`` to end, on a pidfd's readiness."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return  # gone already
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        assert ready, f"process {pid} still runs after {timeout}s"
+    finally:
+        os.close(fd)
+
+
+# --- a second userq as the peer ----------------------------------------------
+
+
+def test_relay_to_a_second_userq_with_its_own_answers_file(tmp_path: Path) -> None:
+    (tmp_path / "peer.toml").write_text('[answers]\ngo = "No"\n')
+    peer = f"{PEER_USERQ} serve --answers {shlex.quote(str(tmp_path / 'peer.toml'))}"
+    agent = {"id": "planner", "instance": "7"}
+    with Serve("--relay", peer) as serve:
+        serve.send({"type": "hello"})
+        before = serve.read()
+        assert before["answerers"] == ["env", "file", "relay", "tty"]
+        assert "relay" not in before  # the peer starts on the first question, not on hello
+        serve.send(go_ask("r1"))
+        first = serve.read()
+        serve.send({"type": "register", "agent": agent}, go_ask("r2", agent=agent))
+        second = serve.read()  # the peer was told of the agent, or it would refuse
+        for answer, ask_id in ((first, "r1"), (second, "r2")):
+            assert answer["id"] == ask_id
+            assert answers_of(answer) == {"go": {"selected": ["No"]}}
+            assert answer["sources"] == {"go": "relay"}
+        serve.send({"type": "hello"})
+        after = serve.read()
+        assert after["relay"]["answerers"] == ["env", "file", "tty"]
+        assert after["relay"]["interactive"] is False  # the peer has no terminal either
+        assert after["interactive"] is False
+        serve.close_stdin()
+        assert serve.wait() == 0
+
+
+def test_the_peer_gets_only_the_open_questions(tmp_path: Path) -> None:
+    (tmp_path / "peer.toml").write_text('[answers]\nname = "from the peer"\n')
+    peer = f"{PEER_USERQ} serve --answers {shlex.quote(str(tmp_path / 'peer.toml'))}"
+    both = ask("r1", question("go", "Deploy?", "Yes", "No"), question("name", "Name?"))
+    result = run_userq([both], "--relay", peer, env={"USERQ_ANSWER_GO": "Yes"})
+    (answer,) = responses(result)
+    assert answer["sources"] == {"go": "env", "name": "relay"}
+    assert answers_of(answer)["name"] == {"selected": [], "custom": "from the peer"}
+
+
+def test_a_peer_no_provider_passes_the_questions_down_the_chain() -> None:
+    result = run_userq(
+        [go_ask("r1")],
+        "--answerers",
+        "relay,env",
+        "--relay",
+        f"{PEER_USERQ} serve --answerers file",
+        env={"USERQ_ANSWER_GO": "Yes"},
+    )
+    (answer,) = responses(result)
+    assert answer["sources"] == {"go": "env"}
+
+
+def test_nobody_answering_names_what_the_peer_said() -> None:
+    result = run_userq([go_ask("r1")], "--answerers", "relay", "--relay", f"{PEER_USERQ} serve")
+    code, message = error_of(responses(result)[0])
+    assert code == "NO_PROVIDER"
+    assert "relay: the peer" in message and "answered NO_PROVIDER" in message
+
+
+def test_a_line_the_peer_cannot_read_ends_the_ask_with_its_code() -> None:
+    # The peer's error has no id (it could not read the line); its line
+    # number tells which ask it was.
+    peer = f"{PEER_USERQ} serve --max-line-bytes 40"
+    result = run_userq([go_ask("r1")], "--answerers", "relay", "--relay", peer)
+    (response,) = responses(result)
+    code, message = error_of(response)
+    assert (response["id"], code) == ("r1", "BAD_REQUEST")
+    assert "the relay peer said: line of" in message
+
+
+def test_the_one_question_commands_relay_too(tmp_path: Path) -> None:
+    (tmp_path / "peer.toml").write_text('[answers]\nconfirm = "Yes"\n')
+    peer = f"{PEER_USERQ} serve --answers {shlex.quote(str(tmp_path / 'peer.toml'))}"
+    result = run_userq([], "confirm", "Go?", "--relay", peer)
+    assert result.returncode == 0, result.stderr
+
+
+# --- cancels and timeouts ------------------------------------------------------
+
+
+@pytest.fixture
+def holding_peer(tmp_path: Path) -> Iterator[tuple[Serve, Fifo, Fifo]]:
+    control, hold_status = Fifo(tmp_path / "control"), Fifo(tmp_path / "hold-status")
+    env = {"HOLD_CONTROL_PATH": str(control.path), "HOLD_STATUS_PATH": str(hold_status.path)}
+    with Serve("--answerers", "relay", "--relay", HOLDING_PEER, env=env) as serve:
+        yield serve, control, hold_status
+    os.close(control.fd)
+    os.close(hold_status.fd)
+
+
+def test_a_cancel_reaches_the_peer_while_it_holds_the_ask(
+    holding_peer: tuple[Serve, Fifo, Fifo],
+) -> None:
+    serve, control, hold = holding_peer
+    serve.send(go_ask("r1"), go_ask("r2"))
+    assert {hold.line(), hold.line()} == {"holding r1", "holding r2"}
+    serve.send({"type": "cancel", "id": "r1"})
+    response = serve.read()
+    assert (response["id"], error_of(response)[0]) == ("r1", "ASK_ABORTED")
+    assert hold.line() == "dropped r1"  # the peer was told, and let go of it
+    control.write("release r2\n")  # the other answers after its delay
+    response = serve.read()
+    assert (response["id"], response["sources"]) == ("r2", {"go": "relay"})
+    serve.send(go_ask("r1"))  # the id is free again, here and at the peer
+    assert hold.line() == "holding r1"
+    control.write('release r1 "No"\n')
+    assert answers_of(serve.read()) == {"go": {"selected": ["No"]}}
+    serve.close_stdin()
+    assert serve.wait() == 0
+
+
+def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo) -> None:
+    args, env = fake_relay(status, "hang")
+    with Serve("--answerers", "relay", *args, env=env) as serve:
+        serve.send(go_ask("r1", timeout=0.5))
+        first = started(status)
+        assert got(status) == {"type": "hello"}
+        forwarded = got(status)
+        assert forwarded["id"] == "r1" and 0 < forwarded["timeout"] <= 0.5
+        code, message = error_of(serve.read())
+        assert (code, message) == ("ASK_ABORTED", "no answer within 0.5 seconds")
+        assert got(status) == {"type": "cancel", "id": "r1"}
+        # It never answers the cancel: after CANCEL_GRACE it counts as hung.
+        await_exit(first, timeout=CANCEL_GRACE + 10)
+        serve.send(go_ask("r2", timeout=0.5))
+        assert started(status) != first  # the next question starts a new one
+        serve.close_stdin()
+        assert error_of(serve.read())[0] == "ASK_ABORTED"
+        assert serve.wait() == 0
+
+
+# --- peers that fail -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "what"),
+    [("die", "exited (exit status 3)"), ("garbage", "is not a protocol response")],
+)
+def test_a_failing_peer_aborts_its_asks_and_is_started_again(
+    status: Fifo, mode: str, what: str
+) -> None:
+    args, env = fake_relay(status, mode)
+    with Serve("--answerers", "relay", *args, env=env) as serve:
+        serve.send(go_ask("r1"))
+        first = started(status)
+        response = serve.read()
+        code, message = error_of(response)
+        assert (response["id"], code) == ("r1", "ASK_ABORTED")
+        assert what in message and "starts it again" in message
+        await_exit(first, timeout=10)
+        serve.send(go_ask("r2"))
+        assert started(status) != first
+        assert error_of(serve.read())[0] == "ASK_ABORTED"
+        serve.close_stdin()
+        assert serve.wait() == 0
+        assert "Traceback" not in serve.stderr()
+
+
+def test_a_peer_answer_that_does_not_fit_is_bad_answer(status: Fifo) -> None:
+    args, env = fake_relay(status, "answer", '{"selected": ["Maybe"]}')
+    result = run_userq([go_ask("r1")], "--answerers", "relay", *args, env=env)
+    code, message = error_of(responses(result)[0])
+    assert code == "BAD_ANSWER"
+    assert 'the relay answer {"selected":["Maybe"]} does not fit' in message
+
+
+def test_a_peer_error_ends_the_ask_with_that_code(status: Fifo) -> None:
+    args, env = fake_relay(status, "error", "ASK_CANCELLED")
+    result = run_userq([], "confirm", "Go?", "--answerers", "relay", *args, env=env)
+    assert result.returncode == 5  # ASK_CANCELLED, as if dismissed here
+    assert "userq: ASK_CANCELLED: the relay peer said: fake ASK_CANCELLED" in result.stderr.decode()
+
+
+def test_a_command_that_cannot_start_declines() -> None:
+    result = run_userq([go_ask("r1")], "--relay", "/nonexistent/peer --flag")
+    code, message = error_of(responses(result)[0])
+    assert code == "NO_PROVIDER"
+    assert 'relay: cannot start "/nonexistent/peer --flag": No such file or directory' in message
+    assert "Traceback" not in result.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "complaint"),
+    [
+        (["--relay", ""], {}, "--relay names no command"),
+        (["--relay", "ssh 'host"], {}, "--relay: cannot split"),
+        (["--answerers", "relay"], {}, "the relay answerer needs a command"),
+        ([], {"USERQ_RELAY": "  "}, "environment variable USERQ_RELAY names no command"),
+    ],
+)
+def test_a_bad_relay_command_is_a_startup_error(
+    args: list[str], env: dict[str, str], complaint: str
+) -> None:
+    result = run_userq([go_ask("r1")], *args, env=env)
+    assert result.returncode == 2
+    assert result.stdout == b""
+    assert complaint in result.stderr.decode()
+
+
+def test_the_peer_does_not_inherit_the_relay_setting(status: Fifo) -> None:
+    # Else a local `userq serve` peer would relay to itself, without end.
+    _, env = fake_relay(status, "answer", '{"selected": ["Yes"]}')
+    env["USERQ_RELAY"] = f'{FAKE_PEER} answer \'{{"selected": ["Yes"]}}\''
+    env["FAKE_PEER_REPORT_ENV"] = "USERQ_RELAY,USERQ_ANSWERERS"
+    result = run_userq([go_ask("r1")], env={**env, "USERQ_ANSWERERS": "env,relay"})
+    assert responses(result)[0]["sources"] == {"go": "relay"}
+    started(status)
+    assert status.line() == "env USERQ_RELAY=- USERQ_ANSWERERS=-"
+
+
+# --- a human at the peer ----------------------------------------------------------
+
+
+def test_a_human_answers_at_the_peers_prompt(tmp_path: Path) -> None:
+    source, out = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    source.write_text(json.dumps(go_ask("r1")) + "\n")
+    # The local chain has no tty: only the peer can reach the human.
+    command = (
+        f"{PEER_USERQ} --answerers relay --relay {shlex.quote(f'{USERQ} serve')} < {source} > {out}"
+    )
+    term = Term(command)
+    try:
+        term.wait_for("2. No")
+        term.press("2")
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    (answer,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert answers_of(answer) == {"go": {"selected": ["No"]}}
+    assert answer["sources"] == {"go": "relay"}

@@ -1,0 +1,181 @@
+"""The relay's protocol side without a process: what it writes, what the
+peer's lines mean."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from userq_cli._answer_values import ExplicitAnswer
+from userq_cli._answerers._relay_link import (
+    Answered,
+    Declined,
+    Failed,
+    PeerViolation,
+    RelayLink,
+)
+from userq_cli._messages import AskUserQuestionRequest
+from userq_cli._validation import parse_request
+
+
+def request(**fields: Any) -> AskUserQuestionRequest:
+    message = {
+        "questions": [
+            {"id": "a", "question": "A?", "options": [{"label": "x"}, {"label": "y"}]},
+            {"id": "b", "question": "B?"},
+        ],
+        **fields,
+    }
+    parsed = parse_request(json.dumps(message).encode())
+    assert isinstance(parsed, AskUserQuestionRequest)
+    return parsed
+
+
+def lines(data: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in data.splitlines()]
+
+
+def line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode()
+
+
+def test_the_first_line_is_a_hello_and_its_reply_is_kept() -> None:
+    link = RelayLink()
+    assert lines(link.greet()) == [{"type": "hello"}]
+    peer = {"type": "hello", "protocol": 1, "version": "2.0", "answerers": ["tty"]}
+    assert link.receive(line({**peer, "interactive": True})) is None
+    assert link.hello is not None
+    assert (link.hello.answerers, link.hello.interactive, link.hello.version) == (
+        ["tty"],
+        True,
+        "2.0",
+    )
+
+
+def test_a_peer_that_knows_no_hello_may_refuse_it() -> None:
+    link = RelayLink()
+    link.greet()
+    link.ask(request(id="r1"), request().questions, None)
+    assert link.receive(error("BAD_REQUEST", None, at=1)) is None
+    assert link.hello is None
+    assert link.in_flight == ["r1"]
+
+
+def test_only_the_open_questions_go_with_the_asks_id_and_remaining_timeout() -> None:
+    link = RelayLink()
+    ask = request(id="r1", timeout=30)
+    relay_id, data = link.ask(ask, ask.questions[1:], remaining=12.5)
+    assert relay_id == "r1"
+    assert lines(data) == [
+        {"type": "ask", "id": "r1", "questions": [{"id": "b", "question": "B?"}], "timeout": 12.5}
+    ]
+
+
+def test_no_timeout_is_sent_without_one_and_a_spent_one_is_still_positive() -> None:
+    link = RelayLink()
+    _, data = link.ask(request(id="r1"), request().questions, remaining=None)
+    assert "timeout" not in lines(data)[0]
+    _, data = link.ask(request(id="r2"), request().questions, remaining=-3)
+    assert 0 < lines(data)[0]["timeout"] < 0.01
+
+
+def test_an_ask_without_id_gets_one_the_peer_answers_under() -> None:
+    link = RelayLink()
+    first, _ = link.ask(request(), request().questions, None)
+    second, _ = link.ask(request(), request().questions, None)
+    assert first != second
+    assert link.in_flight == [first, second]
+
+
+def test_an_agent_is_registered_with_the_peer_once_per_instance() -> None:
+    link = RelayLink()
+    agent = {"id": "planner", "instance": "i1"}
+    _, data = link.ask(request(id="r1", agent=agent), request().questions, None)
+    assert [m["type"] for m in lines(data)] == ["register", "ask"]
+    assert lines(data)[0]["agent"] == agent
+    assert lines(data)[1]["agent"] == agent
+    _, data = link.ask(request(id="r2", agent=agent), request().questions, None)
+    assert [m["type"] for m in lines(data)] == ["ask"]
+    again = {"id": "planner", "instance": "i2"}
+    _, data = link.ask(request(id="r3", agent=again), request().questions, None)
+    assert [m["type"] for m in lines(data)] == ["register", "ask"]
+
+
+def test_an_answer_maps_back_to_answer_values_for_the_questions_asked() -> None:
+    link = RelayLink()
+    ask = request(id="r1")
+    link.ask(ask, ask.questions, None)
+    answers = [
+        {"id": "a", "selected": ["y"]},
+        {"id": "b", "selected": [], "custom": "text"},
+        {"id": "zzz", "selected": ["not asked"]},
+    ]
+    outcome = link.receive(line({"type": "answer", "id": "r1", "answers": answers, "sources": {}}))
+    assert outcome == Answered(
+        "r1",
+        {"a": ExplicitAnswer(selected=["y"]), "b": ExplicitAnswer(selected=[], custom="text")},
+    )
+    assert link.in_flight == []
+
+
+def error(code: str, ask_id: str | None = "r1", at: int | None = None) -> bytes:
+    body: dict[str, Any] = {"name": "UserQuestionError", "code": code, "message": "peer says"}
+    if at is not None:
+        body["line"] = at
+    message: dict[str, Any] = {"type": "error", "error": body}
+    if ask_id is not None:
+        message["id"] = ask_id
+    return line(message)
+
+
+def test_no_provider_declines_and_other_errors_end_the_ask_with_their_code() -> None:
+    link = RelayLink()
+    link.ask(request(id="r1"), request().questions, None)
+    link.ask(request(id="r2"), request().questions, None)
+    assert link.receive(error("NO_PROVIDER")) == Declined("r1", "peer says")
+    outcome = link.receive(error("ASK_CANCELLED", "r2"))
+    assert isinstance(outcome, Failed)
+    assert outcome.error.code == "ASK_CANCELLED"
+    assert "peer says" in outcome.error.message
+
+
+def test_an_error_without_id_is_matched_to_its_ask_by_line_number() -> None:
+    link = RelayLink()
+    link.greet()  # line 1
+    link.ask(request(id="r1"), request().questions, None)  # line 2
+    link.ask(request(id="r2"), request().questions, None)  # line 3
+    outcome = link.receive(error("BAD_REQUEST", None, at=3))
+    assert isinstance(outcome, Failed)
+    assert (outcome.relay_id, outcome.error.code) == ("r2", "BAD_REQUEST")
+    with pytest.raises(PeerViolation, match="no ask it was sent"):
+        link.receive(error("BAD_REQUEST", None, at=9))  # no line it sent
+
+
+def test_a_cancelled_asks_late_reply_is_dropped_and_acknowledges_the_cancel() -> None:
+    link = RelayLink()
+    link.ask(request(id="r1"), request().questions, None)
+    assert lines(link.cancel("r1")) == [{"type": "cancel", "id": "r1"}]
+    assert link.in_flight == []
+    assert not link.acknowledged("r1")
+    assert link.receive(error("ASK_ABORTED")) is None
+    assert link.acknowledged("r1")
+
+
+def test_an_id_the_peer_still_holds_is_not_reused() -> None:
+    link = RelayLink()
+    link.ask(request(id="r1"), request().questions, None)
+    link.cancel("r1")  # the peer has not answered the cancel yet
+    relay_id, data = link.ask(request(id="r1"), request().questions, None)
+    assert relay_id != "r1"
+    assert lines(data)[0]["id"] == relay_id
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"not json", b"[1, 2]", b'{"type": "ask", "questions": []}', b'{"type": "answer"}'],
+)
+def test_anything_but_a_response_is_a_violation(data: bytes) -> None:
+    with pytest.raises(PeerViolation, match="not a protocol response"):
+        RelayLink().receive(data)

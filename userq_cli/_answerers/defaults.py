@@ -1,0 +1,60 @@
+"""The ``defaults`` answerer: answer by a documented policy, unattended, on
+purpose — the equivalent of debconf's noninteractive frontend.
+
+It is never in the default chain: only naming it (``--answerers``,
+``USERQ_ANSWERERS``) or ``--defaults`` puts it there, so no question is ever
+answered by policy unless somebody asked for exactly that.
+
+The policy, per question:
+
+- single-select: the first option whose label ends in "(Recommended)" (the
+  convention of the questions' vocabulary), else the first option;
+- multi-select: the "(Recommended)" options, else none (a skip);
+- no options: a skip (there is no default text);
+- an approval (a ``plan-review``, or any intent naming an ``approve`` label):
+  never. Approving is a human's decision; such a question passes on down the
+  chain and ends in NO_PROVIDER when nothing else answers it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .._answer_values import AnswerValue
+from .._messages import AskUserQuestionItem, AskUserQuestionRequest
+from ._config import ChainConfig
+
+RECOMMENDED = "(Recommended)"
+
+
+def is_approval(question: AskUserQuestionItem) -> bool:
+    intent = question.intent
+    return intent is not None and (intent.kind == "plan-review" or intent.approve is not None)
+
+
+def policy_answer(question: AskUserQuestionItem) -> AnswerValue:
+    """The policy's answer to a question that is not an approval."""
+    labels = question.labels
+    recommended = [label for label in labels if label.rstrip().endswith(RECOMMENDED)]
+    if question.multi_select:
+        return recommended  # [] is the skip
+    if labels:
+        return (recommended or labels)[0]
+    return None
+
+
+class DefaultsAnswerer:
+    name = "defaults"
+    interactive = False
+
+    @classmethod
+    def from_config(cls, config: ChainConfig) -> DefaultsAnswerer:
+        return cls()
+
+    async def answer(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        return {q.id: policy_answer(q) for q in open_questions if not is_approval(q)}
+
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        return "an approval is never answered by policy; a human must give it"
