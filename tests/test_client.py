@@ -146,6 +146,15 @@ def test_ask_answered_from_answers_files_with_agent_scoped_answers(tmp_path: Pat
     assert as_agent.sources == {"deploy": "file", "name": "file"}
 
 
+def test_ask_through_a_relay_and_on_defaults(tmp_path: Path) -> None:
+    (tmp_path / "peer.toml").write_text('[answers]\ndeploy = "No"\n')
+    peer = [str(SCRIPTS / "userq"), "serve", "--answers", str(tmp_path / "peer.toml")]
+    relayed = ask(DEPLOY, answerers=["relay"], relay=peer, env=clean_env())
+    assert (relayed.answers[0].selected, relayed.sources) == (["No"], {"deploy": "relay"})
+    policy = ask(DEPLOY, answerers=["env"], defaults=True, env=clean_env())
+    assert (policy.answers[0].selected, policy.sources) == (["Yes"], {"deploy": "defaults"})
+
+
 def test_ask_takes_a_whole_request() -> None:
     request = AskUserQuestionRequest(id="mine", questions=[DEPLOY], timeout=30)
     answer = ask(request, answerers="env", env=clean_env({"USERQ_ANSWER_DEPLOY": "No"}))
@@ -215,6 +224,8 @@ def test_bad_requests_are_refused_before_userq_starts(
         ({"answerers": [""]}, ValueError),
         ({"env": {"A": 1}}, TypeError),
         ({"command": []}, TypeError),
+        ({"relay": []}, TypeError),
+        ({"relay": ["ssh", 1]}, TypeError),
     ],
 )
 def test_arguments_are_checked_before_userq_starts(

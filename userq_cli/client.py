@@ -31,6 +31,7 @@ import contextlib
 import itertools
 import math
 import os
+import shlex
 import shutil
 import signal
 import sys
@@ -83,6 +84,8 @@ def ask(
     timeout: float | None = None,
     answers: PathArg | Iterable[PathArg] | None = None,
     answerers: str | Iterable[str] | None = None,
+    relay: str | Sequence[str] | None = None,
+    defaults: bool = False,
     id: str | None = None,
     env: Mapping[str, str] | None = None,
     command: str | Sequence[str] | None = None,
@@ -90,8 +93,10 @@ def ask(
     """Ask once: start ``userq serve``, send one ask, return its answer.
 
     ``answers`` are answers files (``--answers``), ``answerers`` the chain
-    (``--answerers``), ``env`` the environment userq runs with (default: this
-    process's), ``command`` the userq to run (default: see `AsyncSession`).
+    (``--answerers``), ``relay`` the relay's peer command (``--relay``; a
+    list is an argv), ``defaults`` adds the policy answerer (``--defaults``),
+    ``env`` the environment userq runs with (default: this process's),
+    ``command`` the userq to run (default: see `AsyncSession`).
     A fresh userq knows no agents, so ``agent`` is registered first and its
     agent-scoped answers apply; an `AgentRegistration` with an ``owner`` asks
     as an owned child (which fails with ``DELEGATED_CALLER``).
@@ -106,7 +111,15 @@ def ask(
         registration = AgentRegistration(id=request.agent.id, instance=request.agent.instance)
     if registration is not None:
         _check(RegisterRequest(agent=registration))
-    with Session(answers=answers, answerers=answerers, env=env, command=command) as session:
+    session = Session(
+        answers=answers,
+        answerers=answerers,
+        env=env,
+        command=command,
+        relay=relay,
+        defaults=defaults,
+    )
+    with session:
         if registration is not None:
             session.register(registration)
         return session.ask(request)
@@ -140,8 +153,12 @@ class AsyncSession:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         command: str | Sequence[str] | None = None,
+        relay: str | Sequence[str] | None = None,
+        defaults: bool = False,
     ) -> None:
-        self._argv = _serve_argv(command, answers, answerers, timeout)
+        self._argv = _serve_argv(command, answers, answerers, timeout) + _chain_flags(
+            relay, defaults
+        )
         self._env = _environment(env)
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -355,9 +372,17 @@ class Session:
         timeout: float | None = None,
         env: Mapping[str, str] | None = None,
         command: str | Sequence[str] | None = None,
+        relay: str | Sequence[str] | None = None,
+        defaults: bool = False,
     ) -> None:
         self._session = AsyncSession(
-            answers=answers, answerers=answerers, timeout=timeout, env=env, command=command
+            answers=answers,
+            answerers=answerers,
+            timeout=timeout,
+            env=env,
+            command=command,
+            relay=relay,
+            defaults=defaults,
         )
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -509,6 +534,17 @@ def _serve_argv(
     if (seconds := _seconds(timeout)) is not None:
         argv.append(f"--timeout={seconds!r}")
     return argv
+
+
+def _chain_flags(relay: str | Sequence[str] | None, defaults: bool) -> list[str]:
+    flags = ["--defaults"] if defaults else []
+    if relay is not None:
+        if not isinstance(relay, str):
+            if not relay or not all(isinstance(arg, str) for arg in relay):
+                raise TypeError(f"relay must be a command line or an argv, got {relay!r}")
+            relay = shlex.join(relay)
+        flags.append(f"--relay={relay}")
+    return flags
 
 
 def _default_command() -> list[str]:
