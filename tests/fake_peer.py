@@ -5,14 +5,18 @@
 It reports to the FIFO named by ``FAKE_PEER_STATUS`` (``started <pid>``, then
 ``got <line>`` for every line it reads), so tests await what it saw instead
 of sleeping (and ``env NAME=value ...`` for the variables named in
-``FAKE_PEER_REPORT_ENV``, ``-`` for those it did not get). Modes:
+``FAKE_PEER_REPORT_ENV``, ``-`` for those it did not get). It answers a
+``hello`` like a userq, so it has spoken before anything goes wrong. Modes:
 
 - ``die``: exit with status 3 on the first ask (a peer dying mid-ask);
 - ``garbage``: answer the first ask with a line that is not JSON;
-- ``hang``: read everything, answer nothing (not even a cancel), and stay
+- ``hang``: answer nothing (not even a cancel), ignore SIGTERM, and stay
   alive after EOF until it is killed;
+- ``closeout``: on the first ask, close its stdout and stay alive;
 - ``answer VALUE``: answer every ask's questions with the JSON answer item
   VALUE (``{"selected": [...], "custom": ...}``), fitting or not;
+- ``partial``: answer only the first question of each ask;
+- ``wrong-id``: answer every ask under an id it was never sent;
 - ``error CODE``: end every ask with the error CODE.
 """
 
@@ -35,6 +39,8 @@ def respond(message: dict[str, object]) -> None:
 
 def main() -> None:
     mode, arg = sys.argv[1], (sys.argv[2] if len(sys.argv) > 2 else "")
+    if mode == "hang":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     status = os.open(os.environ["FAKE_PEER_STATUS"], os.O_RDWR)
     report(status, f"started {os.getpid()}")
     if os.environ.get("FAKE_PEER_REPORT_ENV"):
@@ -43,21 +49,33 @@ def main() -> None:
     for line in sys.stdin:
         report(status, f"got {line.strip()}")
         request = json.loads(line)
+        if request.get("type") == "hello":
+            hello = {"protocol": 1, "version": "fake", "answerers": [mode], "interactive": True}
+            respond({"type": "hello", **hello})
         if request.get("type", "ask") != "ask":
             continue
-        if mode == "die":
-            sys.exit(3)
-        if mode == "garbage":
-            sys.stdout.write("this is not a protocol line\n")
-            sys.stdout.flush()
-        elif mode == "answer":
-            items = [{"id": q["id"], **json.loads(arg)} for q in request["questions"]]
-            respond({"type": "answer", "id": request["id"], "answers": items, "sources": {}})
-        elif mode == "error":
-            error = {"name": "UserQuestionError", "code": arg, "message": f"fake {arg}"}
-            respond({"type": "error", "id": request["id"], "error": error})
-    if mode == "hang":
-        signal.pause()  # until SIGTERM or SIGKILL
+        ask(mode, arg, request)
+    if mode in ("hang", "closeout"):
+        signal.pause()  # until SIGKILL (or SIGTERM, for closeout)
+
+
+def ask(mode: str, arg: str, request: dict[str, object]) -> None:
+    questions: list[dict[str, str]] = request["questions"]  # type: ignore[assignment]
+    if mode == "die":
+        sys.exit(3)
+    if mode == "garbage":
+        sys.stdout.write("this is not a protocol line\n")
+        sys.stdout.flush()
+    elif mode == "closeout":
+        os.close(1)  # sys.stdout.close() would leave the descriptor open
+    elif mode in ("answer", "partial", "wrong-id"):
+        item = json.loads(arg) if arg else {"selected": []}
+        items = [{"id": q["id"], **item} for q in questions[: 1 if mode == "partial" else None]]
+        ask_id = "never-sent" if mode == "wrong-id" else request["id"]
+        respond({"type": "answer", "id": ask_id, "answers": items, "sources": {}})
+    elif mode == "error":
+        error = {"name": "UserQuestionError", "code": arg, "message": f"fake {arg}"}
+        respond({"type": "error", "id": request["id"], "error": error})
 
 
 if __name__ == "__main__":

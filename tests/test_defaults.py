@@ -135,12 +135,20 @@ def test_defaults_are_opt_in_only() -> None:
     [
         (["--defaults"], None, ["env", "file", "defaults", "tty"]),
         (["--answerers", "env", "--defaults"], None, ["env", "defaults"]),
-        (["--answerers", "tty,env", "--defaults"], None, ["defaults", "tty", "env"]),
+        # Never before an answerer named earlier: a preseeded answer wins.
+        (["--answerers", "tty,env", "--defaults"], None, ["tty", "env", "defaults"]),
+        (["--answerers", "tty,env", "--relay", "true"], None, ["tty", "env", "relay"]),
+        (
+            ["--answerers", "env,relay", "--defaults"],
+            {"USERQ_RELAY": "true"},
+            ["env", "defaults", "relay"],
+        ),
         (["--defaults", "--relay", "true"], None, ["env", "file", "defaults", "relay", "tty"]),
         ([], {"USERQ_ANSWERERS": "file,defaults"}, ["file", "defaults"]),
         (["--defaults"], {"USERQ_ANSWERERS": "defaults,env"}, ["defaults", "env"]),
         (["--answerers", "env,tty"], {"USERQ_RELAY": "true"}, ["env", "tty"]),
         ([], {"USERQ_RELAY": "true"}, ["env", "file", "relay", "tty"]),
+        ([], {"USERQ_RELAY": ""}, ["env", "file", "tty"]),  # empty is unset
         (["--relay", "true"], {"USERQ_ANSWERERS": "env,tty"}, ["env", "relay", "tty"]),
     ],
 )
@@ -150,8 +158,14 @@ def test_where_the_flags_put_their_answerers(
     assert hello_chain(*args, env=env) == chain
 
 
+def test_confirm_takes_only_its_own_default() -> None:
+    # A yes/no is an approval: its yes is never picked for being first.
+    assert run_userq([], "confirm", "Delete it all?", "--defaults").returncode == 3
+    assert run_userq([], "confirm", "Go?", "--defaults", "--default", "no").returncode == 1
+    assert run_userq([], "confirm", "Go?", "--defaults", "--default", "yes").returncode == 0
+
+
 def test_the_one_question_commands_take_defaults() -> None:
-    assert run_userq([], "confirm", "Go?", "--defaults").returncode == 0  # Yes is first
     result = run_userq(
         [], "ask", "Where?", "-o", "prod", "-o", "staging (Recommended)", "--defaults"
     )

@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 from processes import USERQ, LineReader, Serve, responses, run_userq
-from ptyterm import Term, answers_of, ask, question
+from ptyterm import ENTER, P, Term, answers_of, ask, question
 
-from userq_cli._answerers.relay import CANCEL_GRACE
+from userq_cli._answerers.relay import CANCEL_GRACE, EXIT_GRACE
 
 TESTS = Path(__file__).parent
 FAKE_PEER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'fake_peer.py'))}"
@@ -157,15 +157,15 @@ def test_nobody_answering_names_what_the_peer_said() -> None:
     assert "relay: the peer" in message and "answered NO_PROVIDER" in message
 
 
-def test_a_line_the_peer_cannot_read_ends_the_ask_with_its_code() -> None:
+def test_a_line_the_peer_cannot_read_aborts_that_ask() -> None:
     # The peer's error has no id (it could not read the line); its line
-    # number tells which ask it was.
+    # number tells which ask it was. Its BAD_REQUEST is not the client's.
     peer = f"{PEER_USERQ} serve --max-line-bytes 40"
     result = run_userq([go_ask("r1")], "--answerers", "relay", "--relay", peer)
     (response,) = responses(result)
     code, message = error_of(response)
-    assert (response["id"], code) == ("r1", "BAD_REQUEST")
-    assert "the relay peer said: line of" in message
+    assert (response["id"], code) == ("r1", "ASK_ABORTED")
+    assert "the relay peer refused the ask (BAD_REQUEST: line of" in message
 
 
 def test_the_one_question_commands_relay_too(tmp_path: Path) -> None:
@@ -220,13 +220,35 @@ def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo
         code, message = error_of(serve.read())
         assert (code, message) == ("ASK_ABORTED", "no answer within 0.5 seconds")
         assert got(status) == {"type": "cancel", "id": "r1"}
-        # It never answers the cancel: after CANCEL_GRACE it counts as hung.
-        await_exit(first, timeout=CANCEL_GRACE + 10)
+        # It never answers the cancel: after CANCEL_GRACE it counts as hung,
+        # and it ignores SIGTERM, so SIGKILL ends it EXIT_GRACE later.
+        await_exit(first, timeout=CANCEL_GRACE + EXIT_GRACE + 10)
         serve.send(go_ask("r2", timeout=0.5))
-        assert started(status) != first  # the next question starts a new one
-        serve.close_stdin()
+        second = started(status)  # the next question starts a new one
+        assert second != first
         assert error_of(serve.read())[0] == "ASK_ABORTED"
-        assert serve.wait() == 0
+        serve.close_stdin()
+        assert serve.wait(timeout=3 * EXIT_GRACE + 10) == 0
+        await_exit(second, timeout=0.5)  # userq leaves no peer behind
+
+
+def test_an_id_asked_again_after_a_cancel_is_not_taken_for_a_hung_one(
+    holding_peer: tuple[Serve, Fifo, Fifo],
+) -> None:
+    serve, control, hold = holding_peer
+    serve.send(go_ask("r1"))
+    assert hold.line() == "holding r1"
+    serve.send({"type": "cancel", "id": "r1"})
+    assert error_of(serve.read())[0] == "ASK_ABORTED"
+    assert hold.line() == "dropped r1"
+    serve.send(go_ask("r1"))
+    assert hold.line() == "holding r1"
+    # Past the first cancel's grace, the peer still holds the second r1: it
+    # is not hung, and nothing may come back until it is released.
+    with pytest.raises(TimeoutError):
+        serve.read(timeout=CANCEL_GRACE + 1)
+    control.write("release r1\n")
+    assert serve.read()["sources"] == {"go": "relay"}
 
 
 # --- peers that fail -----------------------------------------------------------
@@ -234,7 +256,12 @@ def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo
 
 @pytest.mark.parametrize(
     ("mode", "what"),
-    [("die", "exited (exit status 3)"), ("garbage", "is not a protocol response")],
+    [
+        ("die", "exited (exit status 3)"),
+        ("garbage", "is not a protocol response"),
+        ("closeout", "closed its output"),
+        ("wrong-id", "a response to no ask it holds"),
+    ],
 )
 def test_a_failing_peer_aborts_its_asks_and_is_started_again(
     status: Fifo, mode: str, what: str
@@ -264,6 +291,47 @@ def test_a_peer_answer_that_does_not_fit_is_bad_answer(status: Fifo) -> None:
     assert 'the relay answer {"selected":["Maybe"]} does not fit' in message
 
 
+def test_a_peer_answer_that_leaves_a_question_out_aborts_the_ask(status: Fifo) -> None:
+    args, env = fake_relay(status, "partial")
+    both = ask("r1", question("a", "A?"), question("b", "B?"))
+    code, message = error_of(
+        responses(run_userq([both], "--answerers", "relay", *args, env=env))[0]
+    )
+    assert (code, message) == ("ASK_ABORTED", 'the relay peer\'s answer left out "b"')
+
+
+def test_a_peer_error_of_a_newer_kind_aborts_that_ask_only(status: Fifo) -> None:
+    args, env = fake_relay(status, "error", "SOME_NEWER_CODE")
+    with Serve("--answerers", "relay", *args, env=env) as serve:
+        serve.send(go_ask("r1"))
+        first = started(status)
+        code, message = error_of(serve.read())
+        assert (code, "SOME_NEWER_CODE" in message) == ("ASK_ABORTED", True)
+        serve.send(go_ask("r2"), {"type": "hello"})
+        assert serve.read()["relay"]["answerers"] == ["error"]  # the same peer, still up
+        assert error_of(serve.read())[0] == "ASK_ABORTED"
+        serve.close_stdin()
+        assert serve.wait() == 0
+        await_exit(first, timeout=0.5)
+
+
+def test_a_peer_that_ends_before_saying_anything_declines() -> None:
+    # An ssh to a machine that is off: nobody was reached, so the chain goes on.
+    result = run_userq(
+        [go_ask("r1"), go_ask("r2")],
+        "--answerers",
+        "relay,env",
+        "--relay",
+        "sh -c 'exit 255'",
+        env={"USERQ_ANSWER_GO": "Yes"},
+    )
+    assert [r["sources"] for r in responses(result)] == [{"go": "env"}] * 2
+    result = run_userq([go_ask("r1")], "--answerers", "relay", "--relay", "sh -c 'exit 255'")
+    code, message = error_of(responses(result)[0])
+    assert code == "NO_PROVIDER"
+    assert "exited (exit status 255) before it said anything" in message
+
+
 def test_a_peer_error_ends_the_ask_with_that_code(status: Fifo) -> None:
     args, env = fake_relay(status, "error", "ASK_CANCELLED")
     result = run_userq([], "confirm", "Go?", "--answerers", "relay", *args, env=env)
@@ -275,7 +343,10 @@ def test_a_command_that_cannot_start_declines() -> None:
     result = run_userq([go_ask("r1")], "--relay", "/nonexistent/peer --flag")
     code, message = error_of(responses(result)[0])
     assert code == "NO_PROVIDER"
-    assert 'relay: cannot start "/nonexistent/peer --flag": No such file or directory' in message
+    assert (
+        'relay: the peer "/nonexistent/peer --flag" cannot be started: No such file or directory'
+        in message
+    )
     assert "Traceback" not in result.stderr.decode()
 
 
@@ -286,6 +357,7 @@ def test_a_command_that_cannot_start_declines() -> None:
         (["--relay", "ssh 'host"], {}, "--relay: cannot split"),
         (["--answerers", "relay"], {}, "the relay answerer needs a command"),
         ([], {"USERQ_RELAY": "  "}, "environment variable USERQ_RELAY names no command"),
+        (["--answerers", "relay"], {"USERQ_RELAY": ""}, "the relay answerer needs a command"),
     ],
 )
 def test_a_bad_relay_command_is_a_startup_error(
@@ -328,3 +400,24 @@ def test_a_human_answers_at_the_peers_prompt(tmp_path: Path) -> None:
     (answer,) = [json.loads(line) for line in out.read_text().splitlines()]
     assert answers_of(answer) == {"go": {"selected": ["No"]}}
     assert answer["sources"] == {"go": "relay"}
+
+
+def test_a_request_typed_at_the_terminal_leaves_the_keys_to_the_peers_prompt() -> None:
+    # stdin is the terminal the peer prompts on: while the peer holds the
+    # ask, this side's request reader must not take the keys meant for it.
+    term = Term(
+        f"exec {PEER_USERQ} serve --answerers relay --relay {shlex.quote(f'{USERQ} serve')}"
+    )
+    try:
+        term.press(json.dumps(go_ask("t1")) + "\r")
+        term.wait_for(f"{P} 1. Yes")
+        term.press("j")
+        term.wait_for(f"{P} 2. No")
+        term.press(ENTER)
+        term.wait_for(lambda text: '"selected":["No"]' in text.replace("\n", ""))
+        assert '"sources":{"go":"relay"}' in term.text.replace("\n", "")
+        assert "BAD_REQUEST" not in term.text
+        term.press("\x04")  # Ctrl-D: end of requests
+        assert term.wait_exit() == 0
+    finally:
+        term.close()

@@ -57,19 +57,19 @@ def test_the_first_line_is_a_hello_and_its_reply_is_kept() -> None:
 def test_a_peer_that_knows_no_hello_may_refuse_it() -> None:
     link = RelayLink()
     link.greet()
-    link.ask(request(id="r1"), request().questions, None)
+    sent, _ = link.ask(request(id="r1"), request().questions, None)
     assert link.receive(error("BAD_REQUEST", None, at=1)) is None
     assert link.hello is None
-    assert link.in_flight == ["r1"]
+    assert link.holds(sent)
 
 
 def test_only_the_open_questions_go_with_the_asks_id_and_remaining_timeout() -> None:
     link = RelayLink()
     ask = request(id="r1", timeout=30)
-    relay_id, data = link.ask(ask, ask.questions[1:], remaining=12.5)
-    assert relay_id == "r1"
+    sent, data = link.ask(ask, ask.questions[1:], remaining=12.3456)
+    assert sent.relay_id == "r1"
     assert lines(data) == [
-        {"type": "ask", "id": "r1", "questions": [{"id": "b", "question": "B?"}], "timeout": 12.5}
+        {"type": "ask", "id": "r1", "questions": [{"id": "b", "question": "B?"}], "timeout": 12.346}
     ]
 
 
@@ -85,8 +85,8 @@ def test_an_ask_without_id_gets_one_the_peer_answers_under() -> None:
     link = RelayLink()
     first, _ = link.ask(request(), request().questions, None)
     second, _ = link.ask(request(), request().questions, None)
-    assert first != second
-    assert link.in_flight == [first, second]
+    assert first.relay_id != second.relay_id
+    assert link.holds(first) and link.holds(second)
 
 
 def test_an_agent_is_registered_with_the_peer_once_per_instance() -> None:
@@ -107,17 +107,28 @@ def test_an_answer_maps_back_to_answer_values_for_the_questions_asked() -> None:
     link = RelayLink()
     ask = request(id="r1")
     link.ask(ask, ask.questions, None)
+    sent, _ = link.ask(request(id="r2"), request().questions, None)
     answers = [
         {"id": "a", "selected": ["y"]},
         {"id": "b", "selected": [], "custom": "text"},
         {"id": "zzz", "selected": ["not asked"]},
     ]
-    outcome = link.receive(line({"type": "answer", "id": "r1", "answers": answers, "sources": {}}))
+    outcome = link.receive(line({"type": "answer", "id": "r2", "answers": answers, "sources": {}}))
     assert outcome == Answered(
-        "r1",
+        "r2",
         {"a": ExplicitAnswer(selected=["y"]), "b": ExplicitAnswer(selected=[], custom="text")},
     )
-    assert link.in_flight == []
+    assert not link.holds(sent)
+
+
+def test_an_answer_that_leaves_a_question_out_ends_that_ask() -> None:
+    link = RelayLink()
+    link.ask(request(id="r1"), request().questions, None)
+    answers = [{"id": "a", "selected": ["y"]}]
+    outcome = link.receive(line({"type": "answer", "id": "r1", "answers": answers, "sources": {}}))
+    assert isinstance(outcome, Failed)
+    assert outcome.error.code == "ASK_ABORTED"
+    assert 'left out "b"' in outcome.error.message
 
 
 def error(code: str, ask_id: str | None = "r1", at: int | None = None) -> bytes:
@@ -130,15 +141,34 @@ def error(code: str, ask_id: str | None = "r1", at: int | None = None) -> bytes:
     return line(message)
 
 
-def test_no_provider_declines_and_other_errors_end_the_ask_with_their_code() -> None:
+def test_no_provider_declines() -> None:
     link = RelayLink()
     link.ask(request(id="r1"), request().questions, None)
-    link.ask(request(id="r2"), request().questions, None)
     assert link.receive(error("NO_PROVIDER")) == Declined("r1", "peer says")
-    outcome = link.receive(error("ASK_CANCELLED", "r2"))
+
+
+@pytest.mark.parametrize(
+    ("code", "becomes"),
+    [
+        ("ASK_CANCELLED", "ASK_CANCELLED"),
+        ("ASK_ABORTED", "ASK_ABORTED"),
+        ("BAD_ANSWER", "BAD_ANSWER"),
+        # What the peer thought of a request this side found valid is not
+        # the client's fault: the ask was aborted.
+        ("BAD_REQUEST", "ASK_ABORTED"),
+        ("CALLER_NOT_LIVE", "ASK_ABORTED"),
+        ("INTERNAL_ERROR", "ASK_ABORTED"),
+        ("SOME_NEWER_CODE", "ASK_ABORTED"),
+    ],
+)
+def test_peer_errors_end_the_ask(code: str, becomes: str) -> None:
+    link = RelayLink()
+    link.ask(request(id="r1"), request().questions, None)
+    outcome = link.receive(error(code))
     assert isinstance(outcome, Failed)
-    assert outcome.error.code == "ASK_CANCELLED"
+    assert outcome.error.code == becomes
     assert "peer says" in outcome.error.message
+    assert (code in outcome.error.message) == (code != becomes)
 
 
 def test_an_error_without_id_is_matched_to_its_ask_by_line_number() -> None:
@@ -148,28 +178,58 @@ def test_an_error_without_id_is_matched_to_its_ask_by_line_number() -> None:
     link.ask(request(id="r2"), request().questions, None)  # line 3
     outcome = link.receive(error("BAD_REQUEST", None, at=3))
     assert isinstance(outcome, Failed)
-    assert (outcome.relay_id, outcome.error.code) == ("r2", "BAD_REQUEST")
-    with pytest.raises(PeerViolation, match="no ask it was sent"):
-        link.receive(error("BAD_REQUEST", None, at=9))  # no line it sent
+    assert (outcome.relay_id, outcome.error.code) == ("r2", "ASK_ABORTED")
+    assert "refused the ask (BAD_REQUEST" in outcome.error.message
+    assert link.receive(error("BAD_REQUEST", None, at=9)) is None  # no ask's line
 
 
 def test_a_cancelled_asks_late_reply_is_dropped_and_acknowledges_the_cancel() -> None:
     link = RelayLink()
-    link.ask(request(id="r1"), request().questions, None)
-    assert lines(link.cancel("r1")) == [{"type": "cancel", "id": "r1"}]
-    assert link.in_flight == []
-    assert not link.acknowledged("r1")
+    sent, _ = link.ask(request(id="r1"), request().questions, None)
+    assert lines(link.cancel(sent)) == [{"type": "cancel", "id": "r1"}]
+    assert link.holds(sent)
     assert link.receive(error("ASK_ABORTED")) is None
-    assert link.acknowledged("r1")
+    assert not link.holds(sent)
 
 
 def test_an_id_the_peer_still_holds_is_not_reused() -> None:
     link = RelayLink()
+    first, _ = link.ask(request(id="r1"), request().questions, None)
+    link.cancel(first)  # the peer has not answered the cancel yet
+    second, data = link.ask(request(id="r1"), request().questions, None)
+    assert second.relay_id != "r1"
+    assert lines(data)[0]["id"] == second.relay_id
+
+
+def test_an_id_sent_again_after_its_reply_is_a_new_ask() -> None:
+    # The watch on the first ask's cancel must not take the second for it.
+    link = RelayLink()
+    first, _ = link.ask(request(id="r1"), request().questions, None)
+    link.cancel(first)
+    link.receive(error("ASK_ABORTED"))
+    second, _ = link.ask(request(id="r1"), request().questions, None)
+    assert second.relay_id == "r1"
+    assert link.holds(second) and not link.holds(first)
+
+
+def test_a_response_to_an_ask_not_held_is_a_violation() -> None:
+    link = RelayLink()
     link.ask(request(id="r1"), request().questions, None)
-    link.cancel("r1")  # the peer has not answered the cancel yet
-    relay_id, data = link.ask(request(id="r1"), request().questions, None)
-    assert relay_id != "r1"
-    assert lines(data)[0]["id"] == relay_id
+    with pytest.raises(PeerViolation, match="no ask it holds"):
+        link.receive(error("ASK_ABORTED", "never-sent"))
+    link.receive(error("ASK_ABORTED"))
+    with pytest.raises(PeerViolation, match="no ask it holds"):
+        link.receive(error("ASK_ABORTED"))  # a second response to r1
+
+
+def test_a_refused_register_costs_nothing() -> None:
+    link = RelayLink()
+    link.greet()  # line 1
+    agent = {"id": "planner"}
+    link.ask(request(id="r1", agent=agent), request().questions, None)  # lines 2, 3
+    assert link.receive(error("BAD_REQUEST", None, at=2)) is None
+    outcome = link.receive(error("CALLER_NOT_LIVE"))
+    assert isinstance(outcome, Failed) and outcome.relay_id == "r1"
 
 
 @pytest.mark.parametrize(

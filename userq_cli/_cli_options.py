@@ -20,6 +20,7 @@ from ._answerers import (
     StartupError,
     build_chain,
     parse_names,
+    relay_variable,
     with_answerer,
 )
 from ._chain import Chain
@@ -127,16 +128,16 @@ class ChainOptions:
         Read from the parsed parameters, so each command declares these
         options in its signature (typer needs them there) and nothing more.
         """
-        params = ctx.params
+        params = ctx.params  # a missing key is a command that lacks an option: KeyError
         mine = cls(
-            answers=tuple(Path(path) for path in params.get("answers") or ()),
-            answerers=params.get("answerers"),
-            timeout=params.get("timeout"),
-            max_line_bytes=params.get("max_line_bytes"),
-            plain=bool(params.get("plain")),
-            record=None if params.get("record") is None else Path(params["record"]),
-            relay=params.get("relay"),
-            defaults=bool(params.get("defaults")),
+            answers=tuple(Path(path) for path in params["answers"] or ()),
+            answerers=params["answerers"],
+            timeout=params["timeout"],
+            max_line_bytes=params.get("max_line_bytes"),  # serve's alone
+            plain=params["plain"],
+            record=None if params["record"] is None else Path(params["record"]),
+            relay=params["relay"],
+            defaults=params["defaults"],
         )
         return mine.over(ctx.obj) if isinstance(ctx.obj, ChainOptions) else mine
 
@@ -155,7 +156,10 @@ class ChainOptions:
         )
 
     def build_chain(
-        self, default_label: str | None = None, terminal_share: TerminalShare | None = None
+        self,
+        default_label: str | None = None,
+        terminal_share: TerminalShare | None = None,
+        approval_label: str | None = None,
     ) -> Chain:
         """The answerer chain these options describe; StartupError if they are wrong."""
         environ = dict(os.environ)
@@ -168,6 +172,7 @@ class ChainOptions:
             plain=self.plain,
             record=self.record,
             default_label=default_label,
+            approval_label=approval_label,
             terminal_share=terminal_share,
             relay=self.relay,
         )
@@ -180,6 +185,6 @@ class ChainOptions:
         names = parse_names(",".join(DEFAULT_ORDER) if given is None else given)
         if self.defaults:
             names = with_answerer(names, "defaults")
-        if self.relay is not None or (given is None and "USERQ_RELAY" in environ):
+        if self.relay is not None or (given is None and relay_variable(environ) is not None):
             names = with_answerer(names, "relay")
         return names

@@ -183,7 +183,9 @@ def confirm(
     chain = ChainOptions.given(ctx)
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
     # The exit status is the answer; only typed text is worth printing.
-    outcome = _run(ctx, item, chain, json_output, default_label=chosen, labels=False)
+    outcome = _run(
+        ctx, item, chain, json_output, default_label=chosen, labels=False, approval_label=yes
+    )
     raise typer.Exit(_decision(outcome, yes))
 
 
@@ -262,6 +264,7 @@ def _run(
     json_output: bool,
     default_label: str | None = None,
     labels: bool = True,
+    approval_label: str | None = None,
 ) -> Outcome:
     if not item.question.strip():
         raise typer.BadParameter("the question is empty", param_hint="QUESTION")
@@ -269,7 +272,7 @@ def _run(
         # Never drop an option silently: it only limits what serve reads.
         raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
     try:
-        chain = options.build_chain(default_label)
+        chain = options.build_chain(default_label, approval_label=approval_label)
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         raise typer.Exit(EXIT_USAGE) from None

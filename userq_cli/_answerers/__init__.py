@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Callable, Sequence
 
 from .._chain import Answerer, Chain
-from ._config import ChainConfig, StartupError
+from ._config import ChainConfig, StartupError, relay_variable
 
 Factory = Callable[[ChainConfig], Answerer]
 
@@ -36,19 +36,20 @@ ANSWERERS: dict[str, Factory] = {
 }
 
 DEFAULT_ORDER = ("env", "file", "tty")
-# Answerers that reach a human. `--relay` and `--defaults` put their answerer
-# just before these: policy answers what it may without bothering anyone, and
-# a human elsewhere (the relay) is asked before the local terminal.
-_HUMANS = ("relay", "tty")
+# Where --defaults and --relay put their answerer: policy answers what it may
+# without bothering anyone, and a human elsewhere (the relay) is asked
+# before the local terminal.
+_FLAG_ORDER = ("defaults", "relay", "tty")
 
 
 def with_answerer(names: Sequence[str], name: str) -> list[str]:
-    """``names`` with ``name`` added, unless it is there: before the first of
-    the answerers after it in the order defaults, relay, tty; else last."""
+    """``names`` with ``name`` added, unless it is there: after every answerer
+    but those that come after it in _FLAG_ORDER, so that no answerer named
+    before it (a preseeded answer, say) is ever overruled by the flag."""
     if name in names:
         return list(names)
-    later = _HUMANS[_HUMANS.index(name) + 1 :] if name in _HUMANS else _HUMANS
-    at = next((i for i, n in enumerate(names) if n in later), len(names))
+    later = _FLAG_ORDER[_FLAG_ORDER.index(name) + 1 :]
+    at = max((i + 1 for i, n in enumerate(names) if n not in later), default=0)
     return [*names[:at], name, *names[at:]]
 
 
@@ -76,5 +77,6 @@ __all__ = [
     "StartupError",
     "build_chain",
     "parse_names",
+    "relay_variable",
     "with_answerer",
 ]

@@ -11,6 +11,16 @@ if TYPE_CHECKING:
     from .._terminal_share import TerminalShare
 
 
+RELAY_VARIABLE = "USERQ_RELAY"
+
+
+def relay_variable(environ: Mapping[str, str]) -> str | None:
+    """USERQ_RELAY, where an empty value counts as unset (``USERQ_RELAY= cmd``).
+    Here, not in the relay's module, so the CLI can build the chain's names
+    without importing what the relay needs to run."""
+    return environ.get(RELAY_VARIABLE) or None
+
+
 class StartupError(Exception):
     """A setting that stops userq before it reads any request (exit status 2)."""
 
@@ -30,6 +40,9 @@ class ChainConfig:
     #: The option label the prompt's cursor starts on, so Enter picks it
     #: (``userq confirm --default``). A presentation hint, never an answer.
     default_label: str | None = None
+    #: The label that approves (``userq confirm``'s yes): the defaults policy
+    #: gives it only where it is also ``default_label``, never by its place.
+    approval_label: str | None = None
     #: ``--relay CMD``: the relay's peer command (else USERQ_RELAY in ``environ``).
     relay: str | None = None
     #: Set when stdin is the terminal too: the prompt holds it while on

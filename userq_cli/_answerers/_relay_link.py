@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import msgspec
 
@@ -24,26 +25,56 @@ from .._messages import (
     AskUserQuestionItem,
     AskUserQuestionRequest,
     CancelRequest,
-    ErrorResponse,
+    ErrorCode,
     HelloRequest,
     HelloResponse,
     Message,
     PeerHello,
     RegisterRequest,
-    Response,
     encode_line,
 )
 
-_responses = msgspec.json.Decoder(Response)
+
+class _PeerErrorBody(msgspec.Struct):
+    # A plain string, not the ErrorCode enum: a newer peer may know codes
+    # this side does not, and one of those must end one ask, not the link.
+    code: str
+    message: str = ""
+    line: int | None = None
+
+
+class _PeerError(Message, tag="error", kw_only=True):
+    id: str | None = None
+    error: _PeerErrorBody
+
+
+_responses = msgspec.json.Decoder(AskUserQuestionAnswer | _PeerError | HelloResponse)
 
 # The shortest timeout the peer is sent: an ask whose time is up here is
 # about to be aborted anyway, and the protocol refuses a timeout of 0.
 _MIN_TIMEOUT = 0.001
+# Codes that say what became of the ask itself, so they mean the same here.
+# The others (BAD_REQUEST, CALLER_NOT_LIVE, INTERNAL_ERROR, ...) describe the
+# peer's view of a request this side already found valid: passed through,
+# they would blame the client's own request, so they end the ask as aborted.
+_PASSED_THROUGH = ("ASK_CANCELLED", "ASK_ABORTED", "BAD_ANSWER")
 
 
 class PeerViolation(Exception):
     """The peer wrote something that is not a protocol response: nothing it
     says can be trusted any more, so the relay stops it."""
+
+
+@dataclass(eq=False)
+class Sent:
+    """One ask the peer holds, from the line that asked it until its one
+    response. Identity matters: an id may be sent again once answered, and
+    a cancel's watch must not mistake the new ask for the old one."""
+
+    relay_id: str
+    line: int
+    questions: Sequence[AskUserQuestionItem]
+    cancelled: bool = False
 
 
 @dataclass(frozen=True)
@@ -72,73 +103,54 @@ Outcome = Answered | Declined | Failed
 class RelayLink:
     def __init__(self) -> None:
         self.hello: PeerHello | None = None
-        self._sent_lines = 0
-        self._asks: dict[str, Sequence[AskUserQuestionItem]] = {}
-        # Ids the peer still holds: asks in flight, and cancelled asks whose
-        # ASK_ABORTED has not come back yet. A new ask must not reuse one, or
-        # the peer would refuse it as a duplicate.
-        self._peer_pending: set[str] = set()
-        self._ask_at_line: dict[int, str] = {}  # of the ids in _peer_pending
-        self._line_of: dict[str, int] = {}
-        self._agents: dict[str, str | None] = {}  # registered with the peer: id -> instance
+        self._lines_sent = 0
+        self._held: dict[str, Sent] = {}  # by relay id: what the peer has yet to answer
+        self._ask_lines: dict[int, Sent] = {}  # the same, by the line that asked
+        self._agents: dict[str, str | None] = {}  # told the peer: id -> instance
         self._serial = 0
-        self._hello_line = 0
 
     # --- what to write ----------------------------------------------------
 
     def greet(self) -> bytes:
         """The first line to a new peer: its reply tells ``hello`` about it."""
-        data = self._line(HelloRequest())
-        self._hello_line = self._sent_lines
-        return data
+        return self._line(HelloRequest())
 
     def ask(
         self,
         request: AskUserQuestionRequest,
         questions: Sequence[AskUserQuestionItem],
         remaining: float | None,
-    ) -> tuple[str, bytes]:
-        """The id the peer will answer under, and the bytes that ask it."""
+    ) -> tuple[Sent, bytes]:
+        """The ask as the peer will hold it, and the bytes that ask it."""
+        data = self._register(request.agent)
         relay_id = self._relay_id(request.id)
-        data = b""
-        agent = request.agent
-        if agent is not None and self._agents.get(agent.id, ...) != agent.instance:
-            # Asks from agents the peer has never heard of are CALLER_NOT_LIVE
-            # there; this side has already checked the agent is live.
-            self._agents[agent.id] = agent.instance
-            registration = AgentRegistration(id=agent.id, instance=agent.instance)
-            data += self._line(RegisterRequest(agent=registration))
         forwarded = AskUserQuestionRequest(id=relay_id, questions=list(questions))
-        if agent is not None:
-            forwarded.agent = AgentRef(id=agent.id, instance=agent.instance)
+        if request.agent is not None:
+            forwarded.agent = AgentRef(id=request.agent.id, instance=request.agent.instance)
         if remaining is not None:
-            forwarded.timeout = max(remaining, _MIN_TIMEOUT)
+            # Milliseconds are plenty, and keep the line readable.
+            forwarded.timeout = round(max(remaining, _MIN_TIMEOUT), 3)
         data += self._line(forwarded)
-        self._ask_at_line[self._sent_lines] = relay_id
-        self._line_of[relay_id] = self._sent_lines
-        self._asks[relay_id] = questions
-        self._peer_pending.add(relay_id)
-        return relay_id, data
+        sent = Sent(relay_id, self._lines_sent, questions)
+        self._held[relay_id] = sent
+        self._ask_lines[sent.line] = sent
+        return sent, data
 
-    def cancel(self, relay_id: str) -> bytes:
-        """Withdraw an ask this side no longer waits for; its answer, if it
-        still comes, is dropped."""
-        self._asks.pop(relay_id, None)
-        return self._line(CancelRequest(id=relay_id))
+    def cancel(self, sent: Sent) -> bytes:
+        """Withdraw an ask this side no longer waits for; the peer's reply
+        to it, when it comes, only acknowledges the cancel."""
+        sent.cancelled = True
+        return self._line(CancelRequest(id=sent.relay_id))
 
-    def acknowledged(self, relay_id: str) -> bool:
-        """Whether the peer has answered (or aborted) this id by now."""
-        return relay_id not in self._peer_pending
-
-    @property
-    def in_flight(self) -> list[str]:
-        return list(self._asks)
+    def holds(self, sent: Sent) -> bool:
+        """Whether the peer has yet to give this ask its one response."""
+        return self._held.get(sent.relay_id) is sent
 
     # --- what the peer wrote ----------------------------------------------
 
     def receive(self, data: bytes) -> Outcome | None:
         """One line from the peer: the outcome of an ask still waited for, or
-        None (its hello, or the late answer to a cancelled ask)."""
+        None (its hello, a refused control line, a cancelled ask's reply)."""
         try:
             response = _responses.decode(data)
         except msgspec.DecodeError as exc:
@@ -148,68 +160,83 @@ class RelayLink:
         if isinstance(response, HelloResponse):
             self.hello = msgspec.convert(msgspec.to_builtins(response), PeerHello)
             return None
-        if _refuses_line(response, self._hello_line):
-            return None  # a minimal peer that knows no hello: it may still answer asks
-        relay_id = response.id if response.id is not None else self._id_of_line(response)
-        self._peer_pending.discard(relay_id)
-        self._ask_at_line.pop(self._line_of.pop(relay_id, 0), None)
-        questions = self._asks.pop(relay_id, None)
-        if questions is None:
-            return None  # a cancelled ask's ASK_ABORTED, or its late answer
+        sent = self._answered(response, data)
+        if sent is None or sent.cancelled:
+            return None
         if isinstance(response, AskUserQuestionAnswer):
-            return Answered(relay_id, _values(response, questions))
-        return _error_outcome(relay_id, response)
+            return _answer_outcome(sent, response)
+        return _error_outcome(sent.relay_id, response.error)
 
     # --- helpers ----------------------------------------------------------
 
+    def _answered(self, response: AskUserQuestionAnswer | _PeerError, data: bytes) -> Sent | None:
+        """The held ask this response is for, which it releases."""
+        if response.id is not None:
+            sent = self._held.get(response.id)
+        elif isinstance(response, _PeerError) and response.error.line is not None:
+            # No id: the peer could not read the line. An ask's line number
+            # says which ask; any other line was a hello, register or cancel
+            # that a minimal peer refused, which costs nothing.
+            sent = self._ask_lines.get(response.error.line)
+            if sent is None:
+                return None
+        else:
+            sent = None
+        if sent is None:
+            # Every ask is answered once: this one was never sent, or twice.
+            raise PeerViolation(f"a response to no ask it holds: {_excerpt(data)}")
+        del self._held[sent.relay_id]
+        del self._ask_lines[sent.line]
+        return sent
+
+    def _register(self, agent: AgentRef | None) -> bytes:
+        # Asks from agents the peer has never heard of are CALLER_NOT_LIVE
+        # there; this side has already checked the agent is live.
+        if agent is None or self._agents.get(agent.id, ...) == agent.instance:
+            return b""
+        self._agents[agent.id] = agent.instance
+        registration = AgentRegistration(id=agent.id, instance=agent.instance)
+        return self._line(RegisterRequest(agent=registration))
+
     def _line(self, message: Message) -> bytes:
-        self._sent_lines += 1
+        self._lines_sent += 1
         return encode_line(message)
 
     def _relay_id(self, ask_id: str | None) -> str:
-        """The ask's own id, as the issue of the relay asks; a generated one
-        when it has none, or when the peer still holds that id."""
+        """The ask's own id; a generated one when it has none, or when the
+        peer still holds that id (a cancelled ask not yet acknowledged)."""
         candidate = ask_id
-        while candidate is None or candidate in self._peer_pending:
+        while candidate is None or candidate in self._held:
             self._serial += 1
             candidate = f"{ask_id or 'relay'}~{self._serial}"
         return candidate
 
-    def _id_of_line(self, response: ErrorResponse | AskUserQuestionAnswer) -> str:
-        # The peer gives an error no id only when it could not read the line
-        # at all (too long for it, say); its line number says which ask.
-        line = response.error.line if isinstance(response, ErrorResponse) else None
-        relay_id = self._ask_at_line.get(line) if line is not None else None
-        if relay_id is None:
-            sent = _excerpt(encode_line(response))
-            raise PeerViolation(f"a response to no ask it was sent: {sent}")
-        return relay_id
 
-
-def _refuses_line(response: ErrorResponse | AskUserQuestionAnswer, line: int) -> bool:
-    return (
-        isinstance(response, ErrorResponse) and response.id is None and response.error.line == line
+def _answer_outcome(sent: Sent, response: AskUserQuestionAnswer) -> Outcome:
+    """The peer's answers as answer values, which the chain checks against
+    their questions (BAD_ANSWER); answers to questions not asked are dropped."""
+    given = {item.id: item for item in response.answers}
+    missing = [q.id for q in sent.questions if q.id not in given]
+    if missing:
+        why = f"the relay peer's answer left out {', '.join(map(quote, missing))}"
+        return Failed(sent.relay_id, UserQuestionError("ASK_ABORTED", why))
+    return Answered(
+        sent.relay_id,
+        {
+            q.id: ExplicitAnswer(selected=given[q.id].selected, custom=given[q.id].custom)
+            for q in sent.questions
+        },
     )
 
 
-def _values(
-    response: AskUserQuestionAnswer, questions: Sequence[AskUserQuestionItem]
-) -> dict[str, AnswerValue]:
-    """The peer's answers as answer values, for the questions it was asked
-    only: the chain checks each one against its question (BAD_ANSWER)."""
-    asked = {question.id for question in questions}
-    return {
-        item.id: ExplicitAnswer(selected=item.selected, custom=item.custom)
-        for item in response.answers
-        if item.id in asked
-    }
-
-
-def _error_outcome(relay_id: str, response: ErrorResponse) -> Outcome:
-    error = response.error
+def _error_outcome(relay_id: str, error: _PeerErrorBody) -> Outcome:
     if error.code == "NO_PROVIDER":
         return Declined(relay_id, error.message)
-    return Failed(relay_id, UserQuestionError(error.code, f"the relay peer said: {error.message}"))
+    if error.code in _PASSED_THROUGH:
+        said = f"the relay peer said: {error.message}"
+        return Failed(relay_id, UserQuestionError(cast(ErrorCode, error.code), said))
+    said = f"the relay peer refused the ask ({error.code}: {error.message})"
+    return Failed(relay_id, UserQuestionError("ASK_ABORTED", said))
 
 
 def _excerpt(data: bytes) -> str:

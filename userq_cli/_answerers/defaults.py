@@ -14,6 +14,10 @@ The policy, per question:
 - an approval (a ``plan-review``, or any intent naming an ``approve`` label):
   never. Approving is a human's decision; such a question passes on down the
   chain and ends in NO_PROVIDER when nothing else answers it.
+
+``userq confirm`` is a yes/no approval without an intent: its yes is given
+only when the script made it the ``--default``, and ``--default no`` gives
+no; without ``--default`` it passes on, like any approval.
 """
 
 from __future__ import annotations
@@ -47,14 +51,30 @@ class DefaultsAnswerer:
     name = "defaults"
     interactive = False
 
+    def __init__(self, default_label: str | None = None, approval_label: str | None = None):
+        self._default_label = default_label
+        self._approval_label = approval_label
+
     @classmethod
     def from_config(cls, config: ChainConfig) -> DefaultsAnswerer:
-        return cls()
+        return cls(config.default_label, config.approval_label)
 
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
-        return {q.id: policy_answer(q) for q in open_questions if not is_approval(q)}
+        found: dict[str, AnswerValue] = {}
+        for question in open_questions:
+            labels = question.labels
+            if is_approval(question):
+                continue
+            if self._default_label in labels:
+                found[question.id] = self._default_label
+            elif self._approval_label not in labels:
+                found[question.id] = policy_answer(question)
+        return found
 
     def why_not(self, question_ids: Sequence[str]) -> str:
-        return "an approval is never answered by policy; a human must give it"
+        return (
+            "an approval is never answered by policy (userq confirm: only its --default);"
+            " a human must give it"
+        )

@@ -7,11 +7,14 @@ relay; it then serves every later one, several at once. What is written to
 it and what its lines mean is `_relay_link`; this module moves the bytes and
 minds the process:
 
-- a peer that exits, writes a line that is not protocol, or does not
-  acknowledge a cancel in time is stopped, every ask waiting on it ends with
-  ``ASK_ABORTED``, and the next question starts a new one;
-- a command that cannot be started at all declines, so the chain goes on
-  (NO_PROVIDER names the command and the reason when nothing else answers).
+- a peer that exits, closes its output, writes a line that is not
+  protocol, or does not acknowledge a cancel in time is stopped, every ask
+  waiting on it ends with ``ASK_ABORTED``, and the next question starts a
+  new one;
+- a command that cannot be started, or that ends before it has said
+  anything (an ssh to a machine that is off), reached nobody: it declines,
+  so the chain goes on (NO_PROVIDER names the command and the reason when
+  nothing else answers).
 """
 
 from __future__ import annotations
@@ -22,16 +25,20 @@ import shlex
 import signal
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .._answer_values import AnswerValue
 from .._chain import remaining_seconds
 from .._errors import UserQuestionError, quote
 from .._framing import DEFAULT_MAX_LINE_BYTES, Frame, LineFramer, OversizedLine
 from .._messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
-from ._config import ChainConfig, StartupError
-from ._relay_link import Answered, Declined, Outcome, PeerViolation, RelayLink
+from ._config import RELAY_VARIABLE, ChainConfig, StartupError, relay_variable
+from ._relay_link import Answered, Declined, Failed, Outcome, PeerViolation, RelayLink, Sent
 
-RELAY_VARIABLE = "USERQ_RELAY"
+if TYPE_CHECKING:
+    from .._terminal_share import TerminalShare
+
 # Not passed to the peer: a local `userq serve` peer would otherwise relay to
 # itself, again and again. The peer's chain is its own command line's.
 _NOT_FOR_THE_PEER = (RELAY_VARIABLE, "USERQ_ANSWERERS")
@@ -59,24 +66,33 @@ def parse_command(text: str, origin: str) -> list[str]:
 class RelayAnswerer:
     name = "relay"
 
-    def __init__(self, argv: Sequence[str], environ: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        environ: Mapping[str, str],
+        share: TerminalShare | None = None,
+    ) -> None:
         self._argv = list(argv)
         self._environ = {k: v for k, v in environ.items() if k not in _NOT_FOR_THE_PEER}
+        self._share = share
         self._peer: Peer | None = None
+        self._retired: list[Peer] = []  # stopped, perhaps not yet reaped
         self._starting = asyncio.Lock()  # two first questions must not start two peers
-        self._cannot_start: str | None = None
+        self._unreachable: str | None = None
         self._declined: dict[str, str] = {}  # question id -> the peer's NO_PROVIDER message
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> RelayAnswerer:
+        share = config.terminal_share
         if config.relay is not None:
-            return cls(parse_command(config.relay, "--relay"), config.environ)
-        command = config.environ.get(RELAY_VARIABLE)
+            return cls(parse_command(config.relay, "--relay"), config.environ, share)
+        command = relay_variable(config.environ)
         if command is None:
             raise StartupError(
                 f"the relay answerer needs a command: --relay CMD or {RELAY_VARIABLE}"
             )
-        return cls(parse_command(command, f"environment variable {RELAY_VARIABLE}"), config.environ)
+        origin = f"environment variable {RELAY_VARIABLE}"
+        return cls(parse_command(command, origin), config.environ, share)
 
     @property
     def command(self) -> str:
@@ -90,48 +106,69 @@ class RelayAnswerer:
     @property
     def interactive(self) -> bool:
         """What the peer says of itself once it has; until then, a relay is
-        there to reach a human, unless its command could not even start."""
+        there to reach a human, unless its peer could not be reached."""
         hello = self.peer_hello
         if hello is not None:
             return hello.interactive
-        return self._cannot_start is None
+        return self._unreachable is None
 
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
+        for question in open_questions:
+            self._declined.pop(question.id, None)
         peer = await self._running_peer()
         if peer is None:
             return {}
-        outcome = await peer.ask(request, open_questions, remaining_seconds())
+        # With stdin on the terminal, the request reader steps aside while the
+        # peer may be prompting on that same terminal (a local peer).
+        async with self._share.hold() if self._share else contextlib.nullcontext():
+            outcome = await peer.ask(request, open_questions, remaining_seconds())
+        if isinstance(outcome, Unreachable):
+            self._unreachable = outcome.reason
+            return {}
         if isinstance(outcome, Declined):
             self._declined.update(dict.fromkeys((q.id for q in open_questions), outcome.reason))
             return {}
-        assert isinstance(outcome, Answered)  # Peer.ask raises the Failed ones
         return outcome.values
 
     def why_not(self, question_ids: Sequence[str]) -> str:
-        if self._cannot_start is not None:
-            return f"cannot start {quote(self.command)}: {self._cannot_start}"
+        if self._unreachable is not None:
+            return f"the peer {quote(self.command)} {self._unreachable}"
         reasons = {self._declined[q] for q in question_ids if q in self._declined}
         if reasons:
             return f"the peer {quote(self.command)} answered NO_PROVIDER: {'; '.join(reasons)}"
         return f"the peer {quote(self.command)} did not answer them"
 
     async def aclose(self) -> None:
-        if self._peer is not None:
-            await self._peer.aclose()
+        """Every peer started, the current one and those stopped, is gone
+        once this returns."""
+        peers = [*self._retired, *([self._peer] if self._peer else [])]
+        await asyncio.gather(*(peer.aclose() for peer in peers))
 
     async def _running_peer(self) -> Peer | None:
         async with self._starting:
-            if self._peer is None or not self._peer.alive:
-                try:
-                    self._peer = await Peer.start(self._argv, self._environ)
-                except OSError as exc:
-                    self._cannot_start = exc.strerror or str(exc)
-                    print(f"userq: relay: cannot start {self.command}: {exc}", file=sys.stderr)
-                    return None
-                self._cannot_start = None
+            if self._peer is not None and self._peer.alive:
+                return self._peer
+            if self._peer is not None:
+                self._retired = [p for p in self._retired if not p.reaped] + [self._peer]
+                self._peer = None
+            try:
+                self._peer = await Peer.start(self._argv, self._environ)
+            except OSError as exc:
+                self._unreachable = f"cannot be started: {exc.strerror or exc}"
+                print(f"userq: relay: {quote(self.command)} {self._unreachable}", file=sys.stderr)
+                return None
+            self._unreachable = None
             return self._peer
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """The peer ended before it said anything: nobody was reached (an ssh to a
+    machine that is off, say), so the questions pass on down the chain."""
+
+    reason: str
 
 
 class Peer:
@@ -143,7 +180,8 @@ class Peer:
         self._command = command
         self.link = RelayLink()
         self.alive = True
-        self._waiting: dict[str, asyncio.Future[Outcome]] = {}
+        self._spoke = False  # has written a protocol line
+        self._waiting: dict[str, asyncio.Future[Outcome | Unreachable]] = {}
         self._watches: list[asyncio.TimerHandle] = []
         self._reader = asyncio.create_task(self._read())
         self._ended: asyncio.Task[None] | None = None
@@ -160,40 +198,45 @@ class Peer:
         peer._write(peer.link.greet())
         return peer
 
+    @property
+    def reaped(self) -> bool:
+        return self._process.returncode is not None
+
     async def ask(
         self,
         request: AskUserQuestionRequest,
         questions: Sequence[AskUserQuestionItem],
         remaining: float | None,
-    ) -> Outcome:
+    ) -> Answered | Declined | Unreachable:
         """The peer's outcome for these questions; raises the error that ends
         the ask when the peer failed it, or when the peer itself failed."""
-        relay_id, data = self.link.ask(request, questions, remaining)
-        waiter: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
-        self._waiting[relay_id] = waiter
+        sent, data = self.link.ask(request, questions, remaining)
+        waiter: asyncio.Future[Outcome | Unreachable] = asyncio.get_running_loop().create_future()
+        self._waiting[sent.relay_id] = waiter
         self._write(data)
         try:
             outcome = await waiter
         except asyncio.CancelledError:
-            self._withdraw(relay_id)
+            self._withdraw(sent)
             raise
-        if not isinstance(outcome, Answered | Declined):
+        if isinstance(outcome, Failed):
             raise outcome.error
         return outcome
 
-    def _withdraw(self, relay_id: str) -> None:
+    def _withdraw(self, sent: Sent) -> None:
         """This side stopped waiting (cancel, timeout, signal): tell the peer,
         and give it CANCEL_GRACE seconds to show it is still listening."""
-        if self._waiting.pop(relay_id, None) is None or not self.alive:
+        if self._waiting.pop(sent.relay_id, None) is None or not self.alive:
             return
-        self._write(self.link.cancel(relay_id))
+        self._write(self.link.cancel(sent))
         loop = asyncio.get_running_loop()
-        self._watches.append(loop.call_later(CANCEL_GRACE, self._check_cancelled, relay_id))
+        watch = loop.call_later(CANCEL_GRACE, self._check_cancelled, sent)
+        self._watches = [w for w in self._watches if w.when() > loop.time()] + [watch]
 
-    def _check_cancelled(self, relay_id: str) -> None:
-        if self.alive and not self.link.acknowledged(relay_id):
+    def _check_cancelled(self, sent: Sent) -> None:
+        if self.alive and self.link.holds(sent):
             self._stop(
-                f"did not acknowledge the cancel of {quote(relay_id)} within"
+                f"did not acknowledge the cancel of {quote(sent.relay_id)} within"
                 f" {CANCEL_GRACE:g} seconds, so it counts as hung"
             )
 
@@ -213,15 +256,20 @@ class Peer:
         except PeerViolation as exc:
             self._stop(f"wrote {exc}")
             return
-        status = await self._process.wait()
-        if self.alive:
-            self.alive = False
-            self._fail_waiting(f"exited ({_status(status)})")
+        # End of its output: it can answer nothing more, whether it exited
+        # or only closed its stdout.
+        try:
+            status = await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
+        except TimeoutError:
+            self._stop("closed its output")
+        else:
+            self._stop(f"exited ({_status(status)})")
 
     def _take(self, frame: Frame) -> None:
         if isinstance(frame, OversizedLine):
             raise PeerViolation(f"a line over {frame.limit} bytes (line {frame.number})")
         outcome = self.link.receive(frame.data)
+        self._spoke = True
         if outcome is None:
             return
         waiter = self._waiting.pop(outcome.relay_id, None)
@@ -230,54 +278,64 @@ class Peer:
 
     # --- the end ----------------------------------------------------------
 
-    def _fail_waiting(self, what_happened: str) -> None:
+    def _stop(self, what_happened: str) -> None:
+        """Stop the peer; the asks waiting on it end with ASK_ABORTED, or pass
+        on down the chain if it never said a thing (nobody was reached)."""
+        if not self.alive:
+            return
+        self.alive = False
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._ended = asyncio.create_task(self._terminate())
+        if not self._waiting:
+            print(f"userq: relay: {quote(self._command)} {what_happened}", file=sys.stderr)
+        unreachable = not self._spoke
         message = (
             f"the relay peer {quote(self._command)} {what_happened} before answering;"
             " the next question that reaches the relay starts it again"
         )
-        if self._waiting:
-            print(f"userq: relay: {message}", file=sys.stderr)
         for waiter in self._waiting.values():
-            if not waiter.done():
+            if waiter.done():
+                continue
+            if unreachable:
+                waiter.set_result(Unreachable(f"{what_happened} before it said anything"))
+            else:
                 waiter.set_exception(UserQuestionError("ASK_ABORTED", message))
         self._waiting.clear()
 
-    def _stop(self, what_happened: str) -> None:
-        if not self.alive:
-            return
-        self.alive = False
-        self._fail_waiting(f"{what_happened}, and was stopped")
-        self._ended = asyncio.create_task(self._terminate())
-
     async def _terminate(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            self._process.send_signal(signal.SIGTERM)
-        await self._reap()
-
-    async def _reap(self) -> None:
+        """SIGTERM, then SIGKILL after EXIT_GRACE: the peer is gone after this."""
+        if self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.send_signal(signal.SIGTERM)
         try:
-            await asyncio.wait_for(self._process.wait(), EXIT_GRACE)
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
             await self._process.wait()
 
     async def aclose(self) -> None:
-        """userq is done: end of input for the peer, which then exits as a
+        """userq is done: end of input for a live peer, which then exits as a
         userq does at EOF; one that does not is stopped."""
         for watch in self._watches:
             watch.cancel()
+        if self.alive:
+            self.alive = False
+            if self._process.stdin is not None:
+                self._process.stdin.close()
+            self._ended = asyncio.create_task(self._exit_or_terminate())
         if self._ended is not None:
             await self._ended
-            return
-        self.alive = False
-        if self._process.stdin is not None:
-            self._process.stdin.close()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+    async def _exit_or_terminate(self) -> None:
         try:
-            await asyncio.wait_for(self._process.wait(), EXIT_GRACE)
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
         except TimeoutError:
             await self._terminate()
-        self._reader.cancel()
 
     def _write(self, data: bytes) -> None:
         stdin = self._process.stdin
