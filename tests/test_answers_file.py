@@ -110,3 +110,27 @@ def test_missing_file(tmp_path: Path) -> None:
     config = ChainConfig(answer_files=(tmp_path / "nope.toml",))
     with pytest.raises(StartupError, match=r"nope\.toml: cannot read it: No such file"):
         FileAnswerer.from_config(config)
+
+
+# --- hostile files (issue 6) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.toml", "a = " + "[" * 5000 + "]" * 5000),
+        ("deep.json", '{"answers": {"a": ' + "[" * 5000 + "]" * 5000 + "}}"),
+    ],
+)
+def test_deeply_nested_file_is_a_startup_error(tmp_path: Path, name: str, text: str) -> None:
+    # Regression: RecursionError escaped as an internal error (exit 70).
+    with pytest.raises(StartupError, match=f"answers file .*{name}: not valid .*nested too deeply"):
+        answerer(tmp_path, (name, text))
+
+
+def test_an_endless_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
+    # Regression: /dev/zero was read until memory ran out.
+    (tmp_path / "zero.toml").symlink_to("/dev/zero")
+    config = ChainConfig(answer_files=(tmp_path / "zero.toml",))
+    with pytest.raises(StartupError, match=r"zero\.toml: larger than the 16 MiB limit"):
+        FileAnswerer.from_config(config)

@@ -78,3 +78,16 @@ def test_startup_errors_name_the_variable(environ: dict[str, str], needle: str) 
 def test_unrelated_variables_are_ignored() -> None:
     environ = {"USERQ_ANSWERS_FILE": "x.toml", "USERQ_ANSWER_": "bare prefix", "HOME": "/"}
     assert answers(environ, "q") == {}
+
+
+@pytest.mark.parametrize(
+    ("environ", "variable"),
+    [
+        ({"USERQ_ANSWER_A": "[" * 5000 + "]" * 5000}, "USERQ_ANSWER_A"),
+        ({"USERQ_ANSWERS": '{"a": ' + "[" * 5000 + "]" * 5000 + "}"}, "USERQ_ANSWERS"),
+    ],
+)
+def test_deeply_nested_json_is_a_startup_error(environ: dict[str, str], variable: str) -> None:
+    # Regression: RecursionError escaped as an internal error (exit 70).
+    with pytest.raises(StartupError, match=f"environment variable {variable}.*nested too deeply"):
+        answers(environ, "a")

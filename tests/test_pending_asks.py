@@ -7,9 +7,11 @@ signals are observed on an ask that is genuinely in flight.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,12 +24,12 @@ HOLDING_USERQ = str(Path(__file__).with_name("holding_userq.py"))
 class Held(Serve):
     """A ``userq serve --answerers hold`` with the control and status pipes."""
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, answerers: str = "hold") -> None:
         control_read, self._control = os.pipe()
         self._status, status_write = os.pipe()
         env = {"HOLD_CONTROL_FD": str(control_read), "HOLD_STATUS_FD": str(status_write)}
         super().__init__(
-            argv=[sys.executable, HOLDING_USERQ, "serve", "--answerers", "hold", *args],
+            argv=[sys.executable, HOLDING_USERQ, "serve", "--answerers", answerers, *args],
             env=env,
             pass_fds=(control_read, status_write),
         )
@@ -38,6 +40,11 @@ class Held(Serve):
     def await_status(self, expected: str, timeout: float = 30) -> None:
         assert self._status_lines.line(timeout).decode() == expected
 
+    def ignore_status(self) -> None:
+        """Read and drop the status lines from now on, for tests that await
+        responses only: a full status pipe would block the answerer."""
+        threading.Thread(target=_drain, args=(self._status,), daemon=True).start()
+
     def release(self, ask_id: str, value: str = "") -> None:
         os.write(self._control, f"release {ask_id} {value}\n".encode())
 
@@ -45,6 +52,12 @@ class Held(Serve):
         super().__exit__(*exc)
         os.close(self._control)
         os.close(self._status)
+
+
+def _drain(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        while os.read(fd, 65536):
+            pass
 
 
 def ask(ask_id: str | None, *, agent: dict[str, str] | None = None, **extra: object) -> dict:

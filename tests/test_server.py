@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from userq_cli._errors import UserQuestionError
 from userq_cli._framing import Line, OversizedLine
 from userq_cli._messages import AskUserQuestionAnswer, AskUserQuestionAnswerItem, HelloResponse
@@ -173,3 +175,24 @@ def test_abort_all() -> None:
     events = h.server.abort_all("userq got SIGTERM")
     assert [e.ticket for e in events] == tickets
     assert h.server.pending == tickets
+
+
+def test_a_bug_on_one_line_answers_that_line_and_the_next_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Nothing is known to raise here any more (RecursionError did); this pins
+    # the rule that one line can never end the stream for the others.
+    import userq_cli._server as server_module
+
+    def planted_bug(data: bytes) -> Any:
+        raise RuntimeError("planted")
+
+    h = Harness()
+    monkeypatch.setattr(server_module, "parse_request", planted_bug)
+    assert h.send(ask("r1")) == []
+    monkeypatch.undo()
+    h.send({"type": "hello"})
+    error, hello = h.out()
+    assert (error["error"]["code"], error["error"]["line"]) == ("INTERNAL_ERROR", 1)
+    assert "planted" in error["error"]["message"]
+    assert hello["type"] == "hello"

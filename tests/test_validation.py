@@ -117,3 +117,56 @@ def test_bad_intents(question: dict[str, Any], needle: str) -> None:
 
 def test_unknown_intent_kind_is_accepted() -> None:
     check_intents(parse({"questions": [q(detail="d", intent={"kind": "diff", "extra": 1})]}))
+
+
+# --- hostile lines (issue 6) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"[" * 10_000 + b"]" * 10_000, b'{"a":' * 10_000 + b"1" + b"}" * 10_000],
+    ids=["arrays", "objects"],
+)
+def test_ten_thousand_levels_of_nesting_is_a_bad_line(line: bytes) -> None:
+    # Regression: msgspec raised RecursionError, which ended the whole process.
+    with pytest.raises(BadLine, match="nested too deeply"):
+        parse_request(line)
+
+
+def labels(*names: str) -> dict[str, Any]:
+    return {"id": "r", "questions": [q(options=[{"label": n} for n in names])]}
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Approve", "Appr\u043eve"),  # Cyrillic o
+        ("Approve", "\u0391pprove"),  # Greek capital alpha
+        ("Yes", "Yes "),  # a trailing space
+        ("Keep both", "Keep\u00a0 both"),  # a no-break space and a double space
+        ("Caf\u00e9", "Cafe\u0301"),  # precomposed and combining accent
+        ("fine", "\ufb01ne"),  # the fi ligature
+        ("Yes", "Yes\ufe0f"),  # a variation selector
+    ],
+)
+def test_labels_that_look_the_same_are_refused(first: str, second: str) -> None:
+    # Regression: only byte-identical labels were refused, so a crafted label
+    # could pass for another one on the human's screen.
+    error = bad(labels("Other", first, second))
+    assert error.message.startswith("$.questions[0].options[2].label: label ")
+    assert "looks the same on screen as" in error.message and "options[1]" in error.message
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Yes", "yes"),  # case shows
+        ("Yes", "Ye\u200bs"),  # the zero-width space is shown as <U+200B>
+        ("Yes", "Yes\x1b[8m"),  # so are controls
+        ("\u05d0", "\u05d1"),  # different Hebrew letters
+    ],
+)
+def test_labels_that_look_different_are_accepted(first: str, second: str) -> None:
+    request = parse(labels(first, second))
+    assert isinstance(request, AskUserQuestionRequest)
+    assert request.questions[0].labels == [first, second]

@@ -81,7 +81,7 @@ def main_command(
     ctx.obj = options
     if ctx.invoked_subcommand is not None:
         return
-    if sys.stdin.isatty():
+    if sys.stdin is not None and sys.stdin.isatty():
         # Waiting silently for JSON would look like a hang: say what to do.
         typer.echo(ctx.get_usage(), err=True)
         typer.echo(
@@ -142,6 +142,13 @@ def run_serve(options: ChainOptions) -> int:
     from ._server import Server
     from ._terminal_share import TerminalShare, terminal_source
 
+    if sys.stdin is None:
+        print(
+            "userq: stdin is closed: there are no requests to read"
+            " (give a pipe, a file, or </dev/null for none)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
     stdin = sys.stdin.fileno()
     # Requests typed at the terminal that also shows the prompt: share it.
     share = TerminalShare() if os.isatty(stdin) else None
@@ -162,9 +169,26 @@ def run_serve(options: ChainOptions) -> int:
     return asyncio.run(loop.run())
 
 
+def _check_standard_streams() -> None:
+    """Python sets sys.stdin/stdout/stderr to None when descriptor 0, 1 or 2
+    was closed at start (``userq <&-``). Without stderr, print(file=None)
+    would write diagnostics to stdout; a closed descriptor would also be
+    reused by the next file userq opens, which would then be taken for a
+    standard stream. So each closed one is filled with /dev/null first."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is None:
+            os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+    if sys.stdout is None:
+        print("userq: stdout is closed: there is nowhere to write answers", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
 def main() -> None:
     """Entry point of the ``userq`` executable."""
     try:
+        _check_standard_streams()
         app()
     except SystemExit:
         raise

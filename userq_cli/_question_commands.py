@@ -363,6 +363,8 @@ def _detail(text: str | None, path: Path | None) -> str | None:
 def _read_text(path: Path, hint: str) -> str:
     try:
         if str(path) == "-":
+            if sys.stdin is None:
+                raise typer.BadParameter("cannot read - : stdin is closed", param_hint=hint)
             return sys.stdin.read()
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -82,10 +82,15 @@ class Server:
             return []
         try:
             request = parse_request(frame.data)
+            return self._dispatch(seq, frame.number, request)
         except BadLine as error:
             self._respond_error(seq, frame.number, error.ask_id, error)
-            return []
-        return self._dispatch(seq, frame.number, request)
+        except Exception as exc:
+            # A bug in reading one line must not end the stream for every
+            # other ask: that line gets its one response, and the next is read.
+            bug = UserQuestionError("INTERNAL_ERROR", f"internal error on this line: {exc!r}")
+            self._respond_error(seq, frame.number, None, bug)
+        return []
 
     def _dispatch(self, seq: int, line: int, request: Request) -> list[Event]:
         if isinstance(request, AskUserQuestionRequest):

@@ -15,6 +15,7 @@ import msgspec
 
 from ._errors import UserQuestionError, quote
 from ._messages import AskUserQuestionItem, AskUserQuestionRequest, Request
+from ._visible import looks_like_key
 
 _decoder = msgspec.json.Decoder()
 _REQUEST_TYPES = ("ask", "cancel", "register", "unregister", "hello")
@@ -34,6 +35,10 @@ def parse_request(data: bytes) -> Request:
         obj = _decoder.decode(data)
     except msgspec.DecodeError as exc:
         raise BadLine(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        # msgspec stops at Python's recursion limit (about a thousand levels);
+        # a real request nests six deep, so this is never a request.
+        raise BadLine("not valid JSON: nested too deeply") from None
     if not isinstance(obj, dict):
         raise BadLine(f"expected a JSON object, got {_json_kind(obj)}")
     ask_id = obj.get("id") if isinstance(obj.get("id"), str) else None
@@ -74,14 +79,27 @@ def _duplicates(questions: list[AskUserQuestionItem]) -> Iterator[str]:
                 f" (first at $.questions[{seen_ids[question.id]}].id)"
             )
         seen_ids.setdefault(question.id, index)
-        seen_labels: dict[str, int] = {}
-        for number, option in enumerate(question.options or ()):
-            if option.label in seen_labels:
-                yield (
-                    f"$.questions[{index}].options[{number}].label: duplicate label"
-                    f" {quote(option.label)} (first at options[{seen_labels[option.label]}])"
-                )
-            seen_labels.setdefault(option.label, number)
+        yield from _lookalike_labels(index, question)
+
+
+def _lookalike_labels(index: int, question: AskUserQuestionItem) -> Iterator[str]:
+    """Two options the human could not tell apart on screen are refused, so a
+    crafted label (a Cyrillic "o", a trailing space, a combining accent)
+    cannot pass for another one."""
+    seen: dict[str, int] = {}
+    labels = question.labels
+    for number, label in enumerate(labels):
+        first = seen.setdefault(looks_like_key(label), number)
+        if first == number:
+            continue
+        where = f"$.questions[{index}].options[{number}].label"
+        if labels[first] == label:
+            yield f"{where}: duplicate label {quote(label)} (first at options[{first}])"
+        else:
+            yield (
+                f"{where}: label {quote(label)} looks the same on screen as"
+                f" {quote(labels[first])} (options[{first}]); make the labels visibly different"
+            )
 
 
 def check_not_empty(request: AskUserQuestionRequest) -> None:

@@ -19,6 +19,10 @@ from .._messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._config import ChainConfig, StartupError
 
 FILES_VARIABLE = "USERQ_ANSWERS_FILE"
+# 16 MiB: a hand-written or recorded answers file is a few KiB, and even
+# thousands of long answers fit; a wrong path (/dev/zero, a disk image, a log)
+# fails at startup with a message instead of filling memory.
+MAX_FILE_BYTES = 16 << 20
 _TOP_LEVEL_KEYS = {"answers", "agents"}
 
 
@@ -99,11 +103,19 @@ def load_file(path: Path) -> AnswerSet:
         raise StartupError(f"answers file {path}: {exc}") from None
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """At most ``limit`` bytes; a longer file (or an endless device) is refused
+    without reading further."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as file:
+            data = file.read(limit + 1)
     except OSError as exc:
         raise StartupError(f"answers file {path}: cannot read it: {exc.strerror}") from None
+    if len(data) > limit:
+        raise StartupError(
+            f"answers file {path}: larger than the {limit >> 20} MiB limit for an answers file"
+        )
+    return data
 
 
 def _decode(path: Path, data: bytes) -> Any:
@@ -114,6 +126,12 @@ def _decode(path: Path, data: bytes) -> Any:
         return msgspec.toml.decode(data) if suffix == ".toml" else msgspec.json.decode(data)
     except msgspec.DecodeError as exc:
         raise StartupError(f"answers file {path}: not valid {suffix[1:].upper()}: {exc}") from None
+    except RecursionError:
+        # Answers nest three levels deep; only a broken or hostile file nests
+        # as deep as the decoder's recursion limit.
+        raise StartupError(
+            f"answers file {path}: not valid {suffix[1:].upper()}: nested too deeply"
+        ) from None
 
 
 def _to_answer_set(raw: Any) -> AnswerSet:

@@ -68,6 +68,8 @@ def _parse_loose(name: str, text: str) -> AnswerValue:
         raw: Any = msgspec.json.decode(text)
     except msgspec.DecodeError:
         return text
+    except RecursionError:
+        raise StartupError(f"environment variable {name}: JSON nested too deeply") from None
     if not isinstance(raw, str | list | dict | type(None)):
         return text  # 42 or true: the label "42" / "true", as typed
     try:
@@ -84,6 +86,10 @@ def _parse_map(text: str | None) -> dict[str, AnswerValue]:
     except msgspec.DecodeError as exc:
         raise StartupError(
             f"environment variable {MAP_VARIABLE} is not valid JSON: {exc}"
+        ) from None
+    except RecursionError:
+        raise StartupError(
+            f"environment variable {MAP_VARIABLE} is not valid JSON: nested too deeply"
         ) from None
     try:
         return parse_mapping(raw, MAP_VARIABLE)

@@ -55,7 +55,16 @@ def plan_items(question: AskUserQuestionItem) -> list[Item]:
 def new_plan_state(question: AskUserQuestionItem) -> SelectState:
     if not is_plan_review(question):
         raise ValueError(f"question {question.id!r} is not a plan review")
-    return new_state(question, plan_items(question))
+    state = new_state(question, plan_items(question))
+    # The cursor never starts on the approving option: a stray Enter while
+    # reading the plan must not approve it. (No option but approve: it
+    # starts on Other.)
+    approve = question.intent.approve if question.intent else None
+    options = state.options
+    options.cursor = next(
+        (i for i, item in enumerate(options.items) if item.label != approve or item.other), 0
+    )
+    return state
 
 
 def plan_screen(question: AskUserQuestionItem, state: SelectState, ctx: Context) -> Screen:

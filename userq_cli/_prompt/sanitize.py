@@ -3,10 +3,11 @@
 Every string in a request (question, detail, header, labels, descriptions,
 agent id) comes from another program. Written raw, it could move the cursor,
 recolour or clear the screen, set the window title, write the clipboard
-(OSC 52), or reorder what the human reads (bidi overrides). So every such
-string is shown through `clean`, which swaps each dangerous character for a
-visible placeholder. Only the *display* changes: answers always carry the
-caller's original labels.
+(OSC 52), or reorder what the human reads (bidi overrides), or hide a
+difference between two labels (zero-width characters). So every such string
+is shown through `clean`, which swaps each character of
+`userq_cli._visible.UNSAFE` for a visible placeholder. Only the *display*
+changes: answers always carry the caller's original labels.
 
 This module imports nothing from prompt-toolkit: plain mode and the tests use
 it too.
@@ -14,16 +15,9 @@ it too.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
-#: Unicode format characters that reorder or hide text: the bidi embeddings
-#: and overrides (U+202A..U+202E), isolates (U+2066..U+2069), the implicit
-#: marks (U+200E, U+200F, U+061C), and the line/paragraph separators, which
-#: some terminals treat as line breaks.
-_BIDI_AND_SEPARATORS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
-#: C0 controls, DEL, C1 controls and the characters above, in one class.
-_UNSAFE = re.compile(f"[\x00-\x1f\x7f-\x9f{_BIDI_AND_SEPARATORS}]")
+from .._visible import UNSAFE as _UNSAFE
 
 TAB_WIDTH = 4
 

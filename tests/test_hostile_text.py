@@ -1,0 +1,90 @@
+"""Hostile text (issue 6, item 5): caller text is inert, visible text on screen.
+
+One request carries every family of hostile sequence, in labels, question,
+header and detail; the pty's screen (pyte) must show each as visible
+placeholders, nothing the caller wrote may reach the terminal as a control
+sequence, and the answer still carries the caller's original label. That
+two options cannot look alike is refused before display (see
+test_validation.py and the bad-request-lookalike-labels vector); here one
+such request is shown to end in BAD_REQUEST without a prompt.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+
+from processes import USERQ, responses, run_userq
+from ptyterm import Term, answers_of, ask, error_code, question
+
+from userq_cli._prompt.sanitize import clean
+
+COLS = 100
+#: name -> (label, bytes that must never reach the terminal)
+HOSTILE = {
+    "CSI cursor moves": ("\x1b[2A\x1b[10Cup\x1b[H", b"\x1b[2A\x1b[10C"),
+    "CSI erase": ("\x1b[2J\x1b[Kgone", b"\x1b[2J"),
+    "OSC 52 clipboard write": ("\x1b]52;c;cm0gLXJmIH4=\x07copy", b"\x1b]52"),
+    "OSC 8 hyperlink": ("\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\", b"\x1b]8;;"),
+    "window title": ("\x1b]0;pwned\x07\x1b]2;pwned2\x1b\\title", b"\x1b]0;pwned"),
+    "C1 CSI": ("\x9b31mred", "\x9b31m".encode()),
+    "C1 OSC and NEL": ("\x9d0;t\x9c\x85next", "\x9d0;t".encode()),
+    "bidi override": ("\u202egnirts desrever", "\u202e".encode()),
+    "bidi isolates": ("a\u2066b\u2069c\u2067d\u2069", "\u2066".encode()),
+    "zero-width characters": ("Ye\u200bs\u200d\u2060\ufeff", "\u200b".encode()),
+    "tag characters": ("hi\U000e0041\U000e0042", "\U000e0041".encode()),
+    "DEL and BEL": ("\x7fbell\x07", b"bell\x07"),
+}
+LONG_WORD = "W" * 10_000
+
+
+def test_hostile_sequences_are_inert_and_visible(
+    tmp_path: Path, figure: Callable[[str], None]
+) -> None:
+    labels = [label for label, _ in HOSTILE.values()]
+    request = ask(
+        "r1",
+        question(
+            "q",
+            "\x1b[31mPick\x1b[0m " + "L" * 300,
+            *labels,
+            header="\x1b]0;hdr\x07H",
+            detail=f"\x1b[1A\x1b[2Kover\nstart {LONG_WORD} end",
+        ),
+    )
+    source, out = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    source.write_text(json.dumps(request) + "\n")
+    term = Term(f"{shlex.quote(USERQ)} < {source} > {out}", rows=60, cols=COLS)
+    try:
+        screen = term.wait_for(f"{len(labels)}. ")
+        for name, (label, _) in HOSTILE.items():
+            assert clean(label) in screen, f"{name}: {clean(label)!r} not shown"
+        assert "␛[31mPick␛[0m" in screen and "␛]0;hdr␇H" in screen
+        assert "␛[1A␛[2Kover" in screen
+        assert all(len(line) <= COLS for line in screen.split("\n"))  # long words wrap
+        assert "L" * 50 in screen and "W" * 50 in screen
+        assert term.screen.title == ""  # no title set got through
+        raw = bytes(term.raw)
+        for name, (_, forbidden) in HOSTILE.items():
+            assert forbidden not in raw, f"{name} reached the terminal"
+        term.press("5")  # the window-title label
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    (response,) = (json.loads(line) for line in out.read_text().splitlines())
+    assert answers_of(response) == {"q": {"selected": [HOSTILE["window title"][0]]}}
+    figure(
+        f"{len(HOSTILE) + 4} hostile sequences tried on a pyte screen ({', '.join(HOSTILE)},"
+        " in the question, header and detail, and a 10,000-character word): all inert"
+    )
+
+
+def test_look_alike_options_never_reach_the_prompt() -> None:
+    result = run_userq(
+        [ask("r1", question("q", "Ship?", "Approve", "Appr\u043eve"))], "--answerers", "tty"
+    )
+    (response,) = responses(result)
+    assert error_code(response) == "BAD_REQUEST"
+    assert "looks the same on screen" in response["error"]["message"]

@@ -1,0 +1,44 @@
+"""What a human can see of caller text: the unsafe set and the look-alike key."""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+
+import pytest
+
+from userq_cli._prompt.sanitize import clean
+from userq_cli._visible import UNSAFE, looks_like_key
+
+
+def test_every_format_and_control_character_is_unsafe() -> None:
+    # Checked against the running Python's Unicode tables, so a newer Unicode
+    # that adds a format character fails here instead of reaching a terminal.
+    missing = [
+        f"U+{code:04X}"
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) in ("Cc", "Cf", "Zl", "Zp")
+        and not UNSAFE.fullmatch(chr(code))
+    ]
+    assert missing == []
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Ye\u200bs", "Ye<U+200B>s"),  # zero-width space
+        ("a\u200db", "a<U+200D>b"),  # zero-width joiner
+        ("a\u2060b", "a<U+2060>b"),  # word joiner
+        ("\ufeffYes", "<U+FEFF>Yes"),  # BOM
+        ("so\u00adft", "so<U+00AD>ft"),  # soft hyphen
+        ("x\U000e0041y", "x<U+E0041>y"),  # a tag character (hidden ASCII)
+        ("\u3164", "<U+3164>"),  # Hangul filler: a letter that draws nothing
+    ],
+)
+def test_invisible_characters_get_placeholders(text: str, shown: str) -> None:
+    assert clean(text) == shown
+
+
+def test_plain_labels_keep_their_key() -> None:
+    assert looks_like_key("Deploy to staging") == "Deploy to staging"
+    assert looks_like_key("  two   spaces ") == "two spaces"

@@ -1,0 +1,95 @@
+"""What a human can see of caller text. No I/O, no prompt-toolkit.
+
+Two rules protect the person at the prompt from a request's text:
+
+- `UNSAFE` is every character that is never written raw to the terminal (the
+  prompt's `sanitize` shows a visible placeholder instead): controls that move
+  the cursor or start escape sequences, bidi controls that reorder text, and
+  invisible characters that would hide a difference between two labels.
+- `looks_like_key` is what a label looks like on screen. Two options of one
+  question with the same key are refused (BAD_REQUEST) before anyone sees
+  them, so a crafted label cannot pass for another one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+#: C0 controls, DEL and C1 controls: cursor movement, colour, screen clearing,
+#: OSC (titles, clipboard writes, hyperlinks), DCS, and the 8-bit CSI/OSC.
+_CONTROLS = "\x00-\x1f\x7f-\x9f"
+#: Every format character (Unicode category Cf, as of Unicode 15): the bidi
+#: embeddings, overrides, isolates and marks that reorder what the human reads,
+#: the zero-width space/joiners, word joiner, BOM, soft hyphen, invisible
+#: operators, interlinear annotations, and the tag characters that can carry
+#: hidden ASCII. tests/test_visible.py checks this list against unicodedata.
+_FORMAT = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+    "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+#: Letters that draw as nothing at all (Hangul fillers), and the line and
+#: paragraph separators, which some terminals take as line breaks.
+_BLANK_LETTERS_AND_SEPARATORS = "\u115f\u1160\u3164\uffa0\u2028\u2029"
+
+UNSAFE = re.compile(f"[{_CONTROLS}{_FORMAT}{_BLANK_LETTERS_AND_SEPARATORS}]")
+
+#: Characters that change nothing or almost nothing on screen and stay raw
+#: (emoji need them): variation selectors, the combining grapheme joiner and
+#: the Mongolian variation selectors. A label differing from another only in
+#: these looks the same.
+_IGNORED_ON_SCREEN = re.compile("[\u034f\u180b-\u180d\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+#: Runs of any kind of space (no-break, en, em, ideographic, braille blank...).
+_SPACES = re.compile("[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]+")
+
+#: Greek and Cyrillic letters drawn like a Latin letter in common fonts. This
+#: is the look-alike set that matters for labels written in Latin script, not
+#: the whole of Unicode's confusables list (UTS #39).
+#: Written as escapes: in this file, too, a reader could not tell them apart.
+_LATIN_LOOKALIKES = str.maketrans(
+    {
+        # Cyrillic capitals
+        **dict(
+            zip(
+                "\u0410\u0412\u0415\u0405\u0406\u0408\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0423\u051a\u051c",
+                "ABESIJKMHOPCTXYQW",
+                strict=True,
+            )
+        ),
+        # Cyrillic small letters
+        **dict(
+            zip(
+                "\u0430\u0435\u0455\u0456\u0458\u043e\u0440\u0441\u0443\u0445\u0501\u04bb\u04cf\u051b\u051d\u044c\u0475",
+                "aesijopcyxdhlqwbv",
+                strict=True,
+            )
+        ),
+        # Greek capitals
+        **dict(
+            zip(
+                "\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7",
+                "ABEZHIKMNOPTYX",
+                strict=True,
+            )
+        ),
+        # Greek small letters
+        **dict(zip("\u03bf\u03bd\u03c4\u03c5\u03c7\u03f2\u03f3", "ovtuxcj", strict=True)),
+    }
+)
+
+
+def looks_like_key(label: str) -> str:
+    """What ``label`` looks like: equal keys mean a human cannot tell them apart.
+
+    Compatibility forms and combining sequences are normalised (NFKC), the
+    characters that barely draw are dropped, any run of spaces counts as one
+    (and none at the ends), and Greek/Cyrillic look-alikes count as Latin.
+    Characters in `UNSAFE` are kept: the prompt shows each as a placeholder,
+    so they are visible and keep labels apart.
+    """
+    text = unicodedata.normalize("NFKC", label)
+    text = _IGNORED_ON_SCREEN.sub("", text)
+    text = _SPACES.sub(" ", text).strip(" ")
+    return text.translate(_LATIN_LOOKALIKES)
