@@ -15,11 +15,14 @@ import atheris
 
 with atheris.instrument_imports():
     from userq_cli._framing import Line
+    from userq_cli._messages import HelloResponse
     from userq_cli._server import Server, StartAsk
+
+HELLO = HelloResponse(protocol=1, version="0", answerers=["env"], interactive=False)
 
 
 def one_line(data: bytes) -> None:
-    server = Server(version="0", answerers=["env"], interactive=False)
+    server = Server(hello=lambda: HELLO)
     events = server.receive(Line(1, data))
     for event in events:
         assert isinstance(event, StartAsk)

@@ -30,8 +30,10 @@ from userq_cli._answerers.env_answers import EnvAnswerer
 from userq_cli._chain import Chain
 from userq_cli._errors import UserQuestionError
 from userq_cli._framing import LineFramer
-from userq_cli._messages import AskUserQuestionAnswer
+from userq_cli._messages import AskUserQuestionAnswer, HelloResponse
 from userq_cli._server import Server, StartAsk
+
+HELLO = HelloResponse(protocol=1, version="0", answerers=["env"], interactive=False)
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "protocol" / "schema.json").read_text())
 RESPONSE = jsonschema.Draft202012Validator({"$ref": "#/$defs/Response", "$defs": SCHEMA["$defs"]})
@@ -178,7 +180,7 @@ class Core:
     """Framer, server and env chain, wired as the serve loop wires them."""
 
     def __init__(self) -> None:
-        self.server = Server(version="0", answerers=["env"], interactive=False)
+        self.server = Server(hello=lambda: HELLO)
         self.chain = Chain([EnvAnswerer({}, ENV_ANSWERS)])
         self.framer = LineFramer(4096)
 
