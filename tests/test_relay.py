@@ -241,6 +241,12 @@ def test_an_id_asked_again_after_a_cancel_is_not_taken_for_a_hung_one(
     serve.send({"type": "cancel", "id": "r1"})
     assert error_of(serve.read())[0] == "ASK_ABORTED"
     assert hold.line() == "dropped r1"
+    # Once r2 has come back through the peer, so has the peer's reply to the
+    # cancel, written before it: r1 is free at the peer, and is sent as r1.
+    serve.send(go_ask("r2"))
+    assert hold.line() == "holding r2"
+    control.write("release r2\n")
+    assert serve.read()["id"] == "r2"
     serve.send(go_ask("r1"))
     assert hold.line() == "holding r1"
     # Past the first cancel's grace, the peer still holds the second r1: it
