@@ -8,7 +8,7 @@ relay, a defaults policy) touches only the registry in `_answerers`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, cast
 
 from ._answer_values import AnswerValue, fit_answer
 from ._errors import UserQuestionError
@@ -47,9 +47,32 @@ class Answerer(Protocol):
         ...
 
 
+class AnswersAtOnce(Protocol):
+    """What an answerer may offer besides `Answerer.answer`: an answer that
+    needs no waiting (a lookup in what was loaded at startup). Optional: an
+    answerer without ``answer_now`` is simply awaited."""
+
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> Mapping[str, AnswerValue] | None:
+        """What ``answer`` would return, given at once and without side effects,
+        or None when answering means waiting (then ``answer`` is awaited). The
+        chain may call it and then await ``answer`` for the same ask."""
+        ...
+
+
+#: The answer so far: items and sources by question id.
+_Answered = tuple[dict[str, AskUserQuestionAnswerItem], dict[str, str]]
+
+
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
+        # Looked up once: the serve loop asks answer_now() of every ask.
+        self._now: list[AnswersAtOnce | None] = [
+            cast(AnswersAtOnce, answerer) if hasattr(answerer, "answer_now") else None
+            for answerer in self.answerers
+        ]
 
     @property
     def names(self) -> list[str]:
@@ -65,24 +88,59 @@ class Chain:
 
     async def run(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Answer every question of a validated ask, or raise `UserQuestionError`."""
-        answered: dict[str, AskUserQuestionAnswerItem] = {}
-        sources: dict[str, str] = {}
+        answered: _Answered = ({}, {})
         for answerer in self.answerers:
-            open_questions = [q for q in request.questions if q.id not in answered]
+            open_questions = _still_open(request, answered)
             if not open_questions:
                 break
             values = await answerer.answer(request, open_questions)
-            for question in open_questions:
-                if question.id in values:
-                    answered[question.id] = fit_answer(question, values[question.id], answerer.name)
-                    sources[question.id] = answerer.name
-        missing = [q.id for q in request.questions if q.id not in answered]
+            _take(answered, answerer.name, open_questions, values)
+        return self._result(request, answered)
+
+    def answer_now(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
+        """`run`, without waiting: the outcome when every answerer this ask
+        reaches answers at once (env, files), else None (then await `run`).
+        Raises as `run` does. This is what lets a preseeded session run
+        without an event loop."""
+        answered: _Answered = ({}, {})
+        for answerer, now in zip(self.answerers, self._now, strict=True):
+            open_questions = _still_open(request, answered)
+            if not open_questions:
+                break
+            values = now.answer_now(request, open_questions) if now else None
+            if values is None:
+                return None
+            _take(answered, answerer.name, open_questions, values)
+        return self._result(request, answered)
+
+    def _result(
+        self, request: AskUserQuestionRequest, answered: _Answered
+    ) -> AskUserQuestionAnswer:
+        items, sources = answered
+        missing = [q.id for q in request.questions if q.id not in items]
         if missing:
             raise UserQuestionError("NO_PROVIDER", self._no_provider(missing))
         answer = AskUserQuestionAnswer(
-            answers=[answered[q.id] for q in request.questions],
+            answers=[items[q.id] for q in request.questions],
             sources={q.id: sources[q.id] for q in request.questions},  # request order
         )
         if request.id is not None:
             answer.id = request.id
         return answer
+
+
+def _still_open(request: AskUserQuestionRequest, answered: _Answered) -> list[AskUserQuestionItem]:
+    return [q for q in request.questions if q.id not in answered[0]]
+
+
+def _take(
+    answered: _Answered,
+    source: str,
+    open_questions: Sequence[AskUserQuestionItem],
+    values: Mapping[str, AnswerValue],
+) -> None:
+    items, sources = answered
+    for question in open_questions:
+        if question.id in values:
+            items[question.id] = fit_answer(question, values[question.id], source)
+            sources[question.id] = source

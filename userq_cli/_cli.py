@@ -6,13 +6,11 @@ command name (``userq --answers f.toml < requests``).
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated
 
 import typer
 
-from ._answerers import StartupError
 from ._cli_options import (
     AnswerersOption,
     AnswersOption,
@@ -22,12 +20,12 @@ from ._cli_options import (
     RecordOption,
     TimeoutOption,
 )
-from ._framing import DEFAULT_MAX_LINE_BYTES
+from ._entry import EXIT_USAGE, main, run_serve
 from ._question_commands import COMMANDS, OrderedOptionsCommand
 from ._schema import schema_json
 from ._version import __version__
 
-EXIT_USAGE = 2
+__all__ = ["EXIT_USAGE", "app", "main"]  # main: tests run the executable from here
 
 app = typer.Typer(
     name="userq",
@@ -125,44 +123,3 @@ def schema() -> None:
 
 for _command in COMMANDS:
     app.command(cls=OrderedOptionsCommand)(_command)
-
-
-def run_serve(options: ChainOptions) -> int:
-    # asyncio and the loop load only when serving: --help and --version stay fast.
-    import asyncio
-
-    from ._serve import ServeLoop, fd_sink, fd_source
-    from ._server import Server
-    from ._terminal_share import TerminalShare, terminal_source
-
-    stdin = sys.stdin.fileno()
-    # Requests typed at the terminal that also shows the prompt: share it.
-    share = TerminalShare() if os.isatty(stdin) else None
-    try:
-        chain = options.build_chain(terminal_share=share)
-    except StartupError as exc:
-        print(f"userq: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    server = Server(version=__version__, answerers=chain.names, interactive=chain.interactive)
-    loop = ServeLoop(
-        server,
-        chain,
-        max_line_bytes=options.max_line_bytes or DEFAULT_MAX_LINE_BYTES,
-        default_timeout=options.timeout,
-        source=terminal_source(stdin, share) if share else fd_source(stdin),
-        sink=fd_sink(sys.stdout.fileno()),
-    )
-    return asyncio.run(loop.run())
-
-
-def main() -> None:
-    """Entry point of the ``userq`` executable."""
-    try:
-        app()
-    except SystemExit:
-        raise
-    except KeyboardInterrupt:
-        sys.exit(130)
-    except BaseException as exc:  # no traceback ever reaches a user
-        print(f"userq: internal error: {exc!r}", file=sys.stderr)
-        sys.exit(70)  # EX_SOFTWARE

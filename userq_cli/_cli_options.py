@@ -7,19 +7,16 @@ the two places.
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from ._answerers import DEFAULT_ORDER, ChainConfig, StartupError, build_chain, parse_names
-from ._chain import Chain
+from ._answerers import DEFAULT_ORDER
+from ._chain_options import ChainOptions
 from ._framing import DEFAULT_MAX_LINE_BYTES
 
-if TYPE_CHECKING:
-    from ._terminal_share import TerminalShare
+__all__ = ["ChainOptions"]  # re-exported: the commands take it from here with the options
 
 AnswersOption = Annotated[
     list[Path] | None,
@@ -80,59 +77,3 @@ def _positive(value: float | None) -> float | None:
     if value is not None and not value > 0:
         raise typer.BadParameter("must be a number of seconds > 0")
     return value
-
-
-@dataclass(frozen=True)
-class ChainOptions:
-    answers: tuple[Path, ...] = ()
-    answerers: str | None = None
-    timeout: float | None = None
-    max_line_bytes: int | None = None
-    plain: bool = False
-    record: Path | None = None
-
-    @classmethod
-    def given(
-        cls,
-        ctx: typer.Context,
-        answers: list[Path] | None,
-        answerers: str | None,
-        timeout: float | None,
-        plain: bool,
-        record: Path | None,
-        max_line_bytes: int | None = None,
-    ) -> ChainOptions:
-        """The options a command was given, over those before its name."""
-        mine = cls(tuple(answers or ()), answerers, timeout, max_line_bytes, plain, record)
-        return mine.over(ctx.obj) if isinstance(ctx.obj, ChainOptions) else mine
-
-    def over(self, base: ChainOptions) -> ChainOptions:
-        """These options, falling back to ``base`` (the ones before the command name)."""
-        return replace(
-            base,
-            answers=base.answers + self.answers,
-            plain=base.plain or self.plain,
-            **{
-                name: value
-                for name in ("answerers", "timeout", "max_line_bytes", "record")
-                if (value := getattr(self, name)) is not None
-            },
-        )
-
-    def build_chain(
-        self, default_label: str | None = None, terminal_share: TerminalShare | None = None
-    ) -> Chain:
-        """The answerer chain these options describe; StartupError if they are wrong."""
-        given = self.answerers
-        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given)
-        if self.answers and "file" not in names:
-            raise StartupError("--answers needs the file answerer in --answerers")
-        config = ChainConfig(
-            environ=dict(os.environ),
-            answer_files=self.answers,
-            plain=self.plain,
-            record=self.record,
-            default_label=default_label,
-            terminal_share=terminal_share,
-        )
-        return build_chain(names, config)

@@ -47,6 +47,12 @@ class EnvAnswerer:
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
+        return self.answer_now(request, open_questions)
+
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        """A lookup in what was read at startup: never waits."""
         found: dict[str, AnswerValue] = {}
         for question in open_questions:
             variable = variable_for(question.id)
