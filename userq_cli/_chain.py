@@ -7,7 +7,7 @@ relay, a defaults policy) touches only the registry in `_answerers`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, cast
 
 from ._answer_values import AnswerValue, fit_answer
@@ -61,10 +61,6 @@ class AnswersAtOnce(Protocol):
         ...
 
 
-#: The answer so far: items and sources by question id.
-_Answered = tuple[dict[str, AskUserQuestionAnswerItem], dict[str, str]]
-
-
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
@@ -88,59 +84,58 @@ class Chain:
 
     async def run(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Answer every question of a validated ask, or raise `UserQuestionError`."""
-        answered: _Answered = ({}, {})
+        answers = _Answers(request)
         for answerer in self.answerers:
-            open_questions = _still_open(request, answered)
-            if not open_questions:
+            if not answers.open:
                 break
-            values = await answerer.answer(request, open_questions)
-            _take(answered, answerer.name, open_questions, values)
-        return self._result(request, answered)
+            answers.take(answerer.name, await answerer.answer(request, answers.open))
+        return answers.result(self._no_provider)
 
     def answer_now(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
         """`run`, without waiting: the outcome when every answerer this ask
         reaches answers at once (env, files), else None (then await `run`).
         Raises as `run` does. This is what lets a preseeded session run
         without an event loop."""
-        answered: _Answered = ({}, {})
+        answers = _Answers(request)
         for answerer, now in zip(self.answerers, self._now, strict=True):
-            open_questions = _still_open(request, answered)
-            if not open_questions:
+            if not answers.open:
                 break
-            values = now.answer_now(request, open_questions) if now else None
+            values = now.answer_now(request, answers.open) if now else None
             if values is None:
                 return None
-            _take(answered, answerer.name, open_questions, values)
-        return self._result(request, answered)
+            answers.take(answerer.name, values)
+        return answers.result(self._no_provider)
 
-    def _result(
-        self, request: AskUserQuestionRequest, answered: _Answered
-    ) -> AskUserQuestionAnswer:
-        items, sources = answered
-        missing = [q.id for q in request.questions if q.id not in items]
+
+class _Answers:
+    """An ask's answers so far, as the chain goes down its answerers."""
+
+    __slots__ = ("items", "open", "request", "sources")
+
+    def __init__(self, request: AskUserQuestionRequest) -> None:
+        self.request = request
+        self.open: list[AskUserQuestionItem] = request.questions
+        self.items: dict[str, AskUserQuestionAnswerItem] = {}
+        self.sources: dict[str, str] = {}
+
+    def take(self, source: str, values: Mapping[str, AnswerValue]) -> None:
+        if not values:
+            return  # nothing answered here: the same questions stay open
+        for question in self.open:
+            if question.id in values:
+                self.items[question.id] = fit_answer(question, values[question.id], source)
+                self.sources[question.id] = source
+        self.open = [q for q in self.open if q.id not in self.items]
+
+    def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
+        questions = self.request.questions
+        missing = [q.id for q in questions if q.id not in self.items]
         if missing:
-            raise UserQuestionError("NO_PROVIDER", self._no_provider(missing))
+            raise UserQuestionError("NO_PROVIDER", no_provider(missing))
         answer = AskUserQuestionAnswer(
-            answers=[items[q.id] for q in request.questions],
-            sources={q.id: sources[q.id] for q in request.questions},  # request order
+            answers=[self.items[q.id] for q in questions],
+            sources={q.id: self.sources[q.id] for q in questions},  # request order
         )
-        if request.id is not None:
-            answer.id = request.id
+        if self.request.id is not None:
+            answer.id = self.request.id
         return answer
-
-
-def _still_open(request: AskUserQuestionRequest, answered: _Answered) -> list[AskUserQuestionItem]:
-    return [q for q in request.questions if q.id not in answered[0]]
-
-
-def _take(
-    answered: _Answered,
-    source: str,
-    open_questions: Sequence[AskUserQuestionItem],
-    values: Mapping[str, AnswerValue],
-) -> None:
-    items, sources = answered
-    for question in open_questions:
-        if question.id in values:
-            items[question.id] = fit_answer(question, values[question.id], source)
-            sources[question.id] = source
