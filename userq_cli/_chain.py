@@ -121,17 +121,19 @@ class _Answers:
     def take(self, source: str, values: Mapping[str, AnswerValue]) -> None:
         if not values:
             return  # nothing answered here: the same questions stay open
+        still_open = []
         for question in self.open:
             if question.id in values:
                 self.items[question.id] = fit_answer(question, values[question.id], source)
                 self.sources[question.id] = source
-        self.open = [q for q in self.open if q.id not in self.items]
+            else:
+                still_open.append(question)
+        self.open = still_open
 
     def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
+        if self.open:  # what no answerer answered, in request order
+            raise UserQuestionError("NO_PROVIDER", no_provider([q.id for q in self.open]))
         questions = self.request.questions
-        missing = [q.id for q in questions if q.id not in self.items]
-        if missing:
-            raise UserQuestionError("NO_PROVIDER", no_provider(missing))
         answer = AskUserQuestionAnswer(
             answers=[self.items[q.id] for q in questions],
             sources={q.id: self.sources[q.id] for q in questions},  # request order

@@ -17,6 +17,7 @@ from ._errors import UserQuestionError, quote
 from ._messages import AskUserQuestionItem, AskUserQuestionRequest, Request
 
 _decoder = msgspec.json.Decoder()
+_ask_decoder = msgspec.json.Decoder(AskUserQuestionRequest)
 # Each request type's struct, by its tag. Converting to the one struct the
 # tag names gives what converting to the whole `Request` union gives, about
 # nine times faster: msgspec rebuilds its view of a union at every convert.
@@ -40,6 +41,21 @@ def parse_request(data: bytes) -> Request:
         obj = _decoder.decode(data)
     except msgspec.DecodeError as exc:
         raise BadLine(f"not valid JSON: {exc}") from None
+    try:
+        # Most lines are valid asks. Decoding such a line again, typed, costs
+        # half of converting what was decoded (a fifth of a piped batch's
+        # time). It must follow the untyped decode, which checked every byte:
+        # the typed one skips unknown fields unchecked. Anything it refuses
+        # takes the path that says what is wrong.
+        ask = _ask_decoder.decode(data)
+    except msgspec.DecodeError:
+        return convert_request(obj)
+    _check_unique(ask, ask.id)
+    return ask
+
+
+def convert_request(obj: Any) -> Request:
+    """The request a decoded line holds, or `BadLine` saying why it is none."""
     if not isinstance(obj, dict):
         raise BadLine(f"expected a JSON object, got {_json_kind(obj)}")
     ask_id = obj.get("id") if isinstance(obj.get("id"), str) else None
