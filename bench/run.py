@@ -65,9 +65,8 @@ def table(rows: list[Row]) -> str:
     for row in rows:
         ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
         met = row.note or ("yes" if row.met else "**no**")
-        lines.append(
-            f"| {row.name} | {row.mine} | {row.reference} | {ratio} | {row.target} | {met} |"
-        )
+        name = row.name.replace("|", "\\|")  # the shell pipe in a name is no column
+        lines.append(f"| {name} | {row.mine} | {row.reference} | {ratio} | {row.target} | {met} |")
     return "\n".join(lines)
 
 
