@@ -3,12 +3,10 @@ and that reading agrees with typer's wherever it answers at all."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from processes import clean_env
+from processes import loaded_modules
 
 from userq_cli import _cli
 from userq_cli._chain_options import ChainOptions
@@ -77,40 +75,20 @@ def test_a_terminal_or_completion_goes_to_typer() -> None:
     assert plain_serve_options([], {"_USERQ_COMPLETE": "bash_complete"}, False) is None
 
 
-PROBE = """
-import atexit, os, sys
-atexit.register(lambda: os.write(2, ("\\nLOADED=%s\\n" % sorted(
-    m for m in ("asyncio", "typer", "pydantic", "prompt_toolkit") if m in sys.modules)).encode()))
-sys.argv = ["userq", *sys.argv[1:]]
-from userq_cli._entry import main
-main()
-"""
-
-
-def loaded(stdin: bytes, *args: str, env: dict[str, str] | None = None) -> tuple[str, bytes]:
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        input=stdin,
-        capture_output=True,
-        env=clean_env(env),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
-    return result.stderr.decode().rsplit("LOADED=", 1)[1].strip(), result.stdout
+HEAVY = ("asyncio", "typer", "pydantic", "prompt_toolkit")
 
 
 def test_a_preseeded_session_loads_no_event_loop_and_no_typer(tmp_path: Path) -> None:
     answers = tmp_path / "answers.toml"
     answers.write_text('[answers]\ngo = "Yes"\n')
     ask = b'{"questions":[{"id":"go","question":"Go?","options":[{"label":"Yes"}]}]}\n'
-    modules, stdout = loaded(ask, "--answers", str(answers))
+    modules, stdout = loaded_modules(HEAVY, ask, "--answers", str(answers))
     assert b'"selected":["Yes"]' in stdout
-    assert modules == "[]"
+    assert modules == set()
     # The probe sees them when they are loaded: typer reads --help.
-    modules, _ = loaded(b"", "serve", "--help")
+    modules, _ = loaded_modules(HEAVY, b"", "serve", "--help")
     assert "typer" in modules
     # Unanswered without a terminal: NO_PROVIDER, still without asyncio.
-    modules, stdout = loaded(ask)
+    modules, stdout = loaded_modules(HEAVY, ask)
     assert b"NO_PROVIDER" in stdout
-    assert modules == "[]"
+    assert modules == set()
