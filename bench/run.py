@@ -1,99 +1,83 @@
-"""userq's benchmark suite: each benchmark runs userq and a reference in the
-same run, on the same machine, and reports the ratio (userq / reference).
+"""userq's benchmark suite: each benchmark runs userq and a reference in
+turns, several times, in the same run on the same machine, and compares the
+medians. It prints a table and exits 1 when a target is missed (or a row
+could not be measured).
 
-    python bench/run.py            # the full suite
-    python bench/run.py --quick    # smaller inputs, for a smoke run
+    python bench/run.py            # the full suite (a few minutes)
+    python bench/run.py --quick    # small inputs, few runs: checks the suite works
 
-Absolute times depend on the machine; the ratios are what to compare
-between commits.
+--quick is for tests/test_bench.py: its inputs are too small and its runs
+too few for the ratios to mean anything, so it never fails on a target; it
+fails only when a benchmark cannot run.
+
+Absolute times depend on the machine and its load; the ratios are what to
+compare. Run it in the project's environment (userq installed in it): jq
+(Debian) and questionary (PyPI, into bench/.venv-questionary) are installed
+by the suite itself.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import statistics
-import subprocess
+import platform
 import sys
-import sysconfig
+import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
-from prompt_bench import bench_prompt  # bench/ is on sys.path when run as a script
-
-HERE = Path(__file__).parent
-USERQ = str(Path(sysconfig.get_path("scripts")) / "userq")
-ENV = {k: v for k, v in os.environ.items() if not k.startswith("USERQ_")}
+from common import Row, jq, questionary_python  # bench/ is on sys.path as a script
+from pipe_bench import bench_cold_start, bench_memory, bench_throughput
+from prompt_bench import bench_big_list, bench_first_paint
 
 
-def timed(run: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``repeat`` runs, in seconds."""
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
-
-
-def run(argv: list[str], stdin: bytes = b"", env: dict[str, str] | None = None) -> None:
-    subprocess.run(
-        argv,
-        input=stdin,
-        stdout=subprocess.DEVNULL,
-        env=env or ENV,
-        check=True,
-        start_new_session=True,
-    )
-
-
-def bench_startup(repeat: int) -> tuple[str, float, float]:
-    """`userq --version` against a bare interpreter start."""
-    mine = timed(lambda: run([USERQ, "--version"]), repeat)
-    reference = timed(lambda: run([sys.executable, "-c", "pass"]), repeat)
-    return "startup: userq --version vs python -c pass", mine, reference
-
-
-def bench_throughput(asks: int, repeat: int) -> tuple[str, float, float]:
-    """Asks answered from the environment, piped through one process."""
-    lines = [{"id": f"r{n}", "questions": [{"id": "q", "question": "Name?"}]} for n in range(asks)]
-    data = b"".join(json.dumps(line).encode() + b"\n" for line in lines)
-    env = {**ENV, "USERQ_ANSWER_Q": "x"}
-    mine = timed(lambda: run([USERQ, "--answerers", "env"], data, env), repeat)
-    reference = timed(
-        lambda: run([sys.executable, str(HERE / "reference_answerer.py")], data), repeat
-    )
-    return f"throughput: {asks} piped asks vs a minimal msgspec loop", mine, reference
-
-
-def bench_one_question(repeat: int) -> tuple[str, float, float]:
-    """A shell one-liner against the same question piped as JSON."""
-    env = {**ENV, "USERQ_ANSWER_CONFIRM": "Yes"}
-    mine = timed(lambda: run([USERQ, "confirm", "Go?"], env=env), repeat)
-    question = {"id": "confirm", "question": "Go?", "options": [{"label": "Yes"}, {"label": "No"}]}
-    line = json.dumps({"questions": [question]}).encode() + b"\n"
-    reference = timed(lambda: run([USERQ], line, env), repeat)
-    return "one-liner: userq confirm vs the same ask piped to userq", mine, reference
-
-
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="smaller inputs")
+    parser.add_argument("--quick", action="store_true", help="small inputs, few runs")
     quick = parser.parse_args().quick
-    repeat = 3 if quick else 7
-    results = [
-        bench_startup(repeat),
-        bench_throughput(2_000 if quick else 20_000, repeat),
-        bench_one_question(repeat),
+    jq()  # installed up front, so that its install is not timed
+    questionary = questionary_python()
+    with tempfile.TemporaryDirectory(prefix="userq-bench-") as name:
+        tmp = Path(name)
+        rows = [bench_cold_start(tmp, repeat=3 if quick else 21)]
+        rows += bench_throughput(tmp, 2_000 if quick else 200_000, repeat=1 if quick else 5)
+        rows.append(
+            bench_memory(
+                tmp,
+                1_000 if quick else 10_000,
+                20_000 if quick else 1_000_000,
+                repeat=1 if quick else 3,
+            )
+        )
+        rows.append(bench_first_paint(tmp, questionary, repeat=1 if quick else 7))
+        rows += bench_big_list(tmp, questionary, repeat=1 if quick else 3, moves=2 if quick else 10)
+    print(table(rows))
+    print(f"\n{machine()}; {'--quick: targets not checked' if quick else ''}".rstrip("; "))
+    return 0 if quick or all(row.met for row in rows) else 1
+
+
+def table(rows: list[Row]) -> str:
+    """A Markdown table, so the README can show a run as it printed."""
+    lines = [
+        "| benchmark | userq | reference | ratio | target | met |",
+        "|---|--:|--:|--:|--:|---|",
     ]
-    results.append(bench_prompt(quick))
-    width = max(len(name) for name, _, _ in results)
-    print(f"{'benchmark':<{width}}  {'userq':>9}  {'reference':>9}  {'ratio':>6}")
-    for name, mine, reference in results:
-        print(f"{name:<{width}}  {mine:8.3f}s  {reference:8.3f}s  {mine / reference:6.2f}")
+    for row in rows:
+        ratio = "-" if row.ratio is None else f"{row.ratio:.2f}"
+        met = row.note or ("yes" if row.met else "**no**")
+        name = row.name.replace("|", "\\|")  # the shell pipe in a name is no column
+        lines.append(f"| {name} | {row.mine} | {row.reference} | {ratio} | {row.target} | {met} |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"{time.strftime('%Y-%m-%d %H:%M %Z')}; {platform.machine()}, {os.cpu_count()} cores,"
+        f" {platform.system()} {platform.release()}; Python {platform.python_version()};"
+        f" load average {load} at the end"
+    )
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

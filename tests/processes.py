@@ -11,6 +11,7 @@ import json
 import os
 import selectors
 import subprocess
+import sys
 import sysconfig
 import time
 from collections.abc import Iterable, Mapping
@@ -155,3 +156,37 @@ class LineReader:
                 out.append(self.response(timeout))
             except EOFError:
                 return out
+
+
+_PROBE = """
+import atexit, os, sys
+watched = sys.argv[1].split(",")
+atexit.register(lambda: os.write(2, ("\\nLOADED=%s\\n" % ",".join(
+    name for name in watched if name in sys.modules)).encode()))
+sys.argv = ["userq", *sys.argv[2:]]
+{preload}
+from userq_cli._entry import main
+main()
+"""
+
+
+def loaded_modules(
+    watched: Iterable[str],
+    stdin: bytes,
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    preload: str = "",
+) -> tuple[set[str], bytes]:
+    """Which of ``watched`` a real userq run (in a new session) had imported
+    when it exited, and its stdout. ``preload``: code run before userq."""
+    result = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(preload=preload), ",".join(watched), *args],
+        input=stdin,
+        capture_output=True,
+        env=clean_env(env),
+        start_new_session=True,
+        timeout=60,
+        check=False,
+    )
+    names = result.stderr.decode().rsplit("LOADED=", 1)[1].split("\n", 1)[0]
+    return set(filter(None, names.split(","))), result.stdout

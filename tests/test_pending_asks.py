@@ -24,10 +24,16 @@ HOLDING_USERQ = str(Path(__file__).with_name("holding_userq.py"))
 class Held(Serve):
     """A ``userq serve --answerers hold`` with the control and status pipes."""
 
-    def __init__(self, *args: str, answerers: str = "hold") -> None:
+    def __init__(
+        self, *args: str, answerers: str = "hold", env: dict[str, str] | None = None
+    ) -> None:
         control_read, self._control = os.pipe()
         self._status, status_write = os.pipe()
-        env = {"HOLD_CONTROL_FD": str(control_read), "HOLD_STATUS_FD": str(status_write)}
+        env = {
+            **(env or {}),
+            "HOLD_CONTROL_FD": str(control_read),
+            "HOLD_STATUS_FD": str(status_write),
+        }
         super().__init__(
             argv=[sys.executable, HOLDING_USERQ, "serve", "--answerers", answerers, *args],
             env=env,

@@ -3,10 +3,7 @@ imported only when a question actually reaches the prompt."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from processes import clean_env, responses, run_userq
+from processes import loaded_modules, responses, run_userq
 from ptyterm import ask, error_code, question
 
 
@@ -19,27 +16,9 @@ def test_no_controlling_terminal_is_no_provider() -> None:
     assert result.returncode == 0
 
 
-PROBE = """
-import atexit, os, sys
-atexit.register(lambda: os.write(2, b"\\nLOADED=%d\\n" % ("prompt_toolkit" in sys.modules)))
-sys.argv = ["userq", *sys.argv[1:]]
-from userq_cli._cli import main
-main()
-"""
-
-
 def probe(stdin: bytes, *args: str, env: dict[str, str] | None = None) -> tuple[bool, bytes]:
-    result = subprocess.run(
-        [sys.executable, "-c", PROBE, *args],
-        input=stdin,
-        capture_output=True,
-        env=clean_env(env),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
-    loaded = result.stderr.rsplit(b"LOADED=", 1)[1][:1]
-    return loaded == b"1", result.stdout
+    modules, stdout = loaded_modules(("prompt_toolkit",), stdin, *args, env=env)
+    return bool(modules), stdout
 
 
 def test_preseeded_runs_never_import_prompt_toolkit() -> None:
@@ -58,10 +37,7 @@ def test_preseeded_runs_never_import_prompt_toolkit() -> None:
 def test_the_probe_can_see_an_import() -> None:
     loaded, _ = probe(b"", "--version", env={"PYTHONSTARTUP": ""})
     assert not loaded
-    code = PROBE.replace(
-        "from userq_cli._cli import main", "import prompt_toolkit\nfrom userq_cli._cli import main"
+    modules, _ = loaded_modules(
+        ("prompt_toolkit",), b"", "--version", preload="import prompt_toolkit"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code, "--version"], capture_output=True, timeout=60, check=False
-    )
-    assert b"LOADED=1" in result.stderr
+    assert modules == {"prompt_toolkit"}

@@ -8,9 +8,9 @@ relay, a defaults policy) touches only the registry in `_answerers`.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Protocol
+from typing import Protocol, cast
 
 from ._answer_values import AnswerValue, fit_answer
 from ._errors import UserQuestionError
@@ -65,6 +65,20 @@ class Answerer(Protocol):
         ...
 
 
+class AnswersAtOnce(Protocol):
+    """What an answerer may offer besides `Answerer.answer`: an answer that
+    needs no waiting (a lookup in what was loaded at startup). Optional: an
+    answerer without ``answer_now`` is simply awaited."""
+
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> Mapping[str, AnswerValue] | None:
+        """What ``answer`` would return, given at once and without side effects,
+        or None when answering means waiting (then ``answer`` is awaited). The
+        chain may call it and then await ``answer`` for the same ask."""
+        ...
+
+
 # Optional hooks, looked up by name so that answerers without them need not
 # change:
 #   peer_hello: PeerHello | None   -- a relay's peer, as its hello described it
@@ -74,6 +88,11 @@ class Answerer(Protocol):
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
+        # Looked up once: the serve loop asks answer_now() of every ask.
+        self._now: list[AnswersAtOnce | None] = [
+            cast(AnswersAtOnce, answerer) if hasattr(answerer, "answer_now") else None
+            for answerer in self.answerers
+        ]
 
     @property
     def names(self) -> list[str]:
@@ -111,24 +130,60 @@ class Chain:
 
     async def run(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Answer every question of a validated ask, or raise `UserQuestionError`."""
-        answered: dict[str, AskUserQuestionAnswerItem] = {}
-        sources: dict[str, str] = {}
+        answers = _Answers(request)
         for answerer in self.answerers:
-            open_questions = [q for q in request.questions if q.id not in answered]
-            if not open_questions:
+            if not answers.open:
                 break
-            values = await answerer.answer(request, open_questions)
-            for question in open_questions:
-                if question.id in values:
-                    answered[question.id] = fit_answer(question, values[question.id], answerer.name)
-                    sources[question.id] = answerer.name
-        missing = [q.id for q in request.questions if q.id not in answered]
-        if missing:
-            raise UserQuestionError("NO_PROVIDER", self._no_provider(missing))
+            answers.take(answerer.name, await answerer.answer(request, answers.open))
+        return answers.result(self._no_provider)
+
+    def answer_now(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
+        """`run`, without waiting: the outcome when every answerer this ask
+        reaches answers at once (env, files), else None (then await `run`).
+        Raises as `run` does. This is what lets a preseeded session run
+        without an event loop."""
+        answers = _Answers(request)
+        for answerer, now in zip(self.answerers, self._now, strict=True):
+            if not answers.open:
+                break
+            values = now.answer_now(request, answers.open) if now else None
+            if values is None:
+                return None
+            answers.take(answerer.name, values)
+        return answers.result(self._no_provider)
+
+
+class _Answers:
+    """An ask's answers so far, as the chain goes down its answerers."""
+
+    __slots__ = ("items", "open", "request", "sources")
+
+    def __init__(self, request: AskUserQuestionRequest) -> None:
+        self.request = request
+        self.open: list[AskUserQuestionItem] = request.questions
+        self.items: dict[str, AskUserQuestionAnswerItem] = {}
+        self.sources: dict[str, str] = {}
+
+    def take(self, source: str, values: Mapping[str, AnswerValue]) -> None:
+        if not values:
+            return  # nothing answered here: the same questions stay open
+        still_open = []
+        for question in self.open:
+            if question.id in values:
+                self.items[question.id] = fit_answer(question, values[question.id], source)
+                self.sources[question.id] = source
+            else:
+                still_open.append(question)
+        self.open = still_open
+
+    def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
+        if self.open:  # what no answerer answered, in request order
+            raise UserQuestionError("NO_PROVIDER", no_provider([q.id for q in self.open]))
+        questions = self.request.questions
         answer = AskUserQuestionAnswer(
-            answers=[answered[q.id] for q in request.questions],
-            sources={q.id: sources[q.id] for q in request.questions},  # request order
+            answers=[self.items[q.id] for q in questions],
+            sources={q.id: self.sources[q.id] for q in questions},  # request order
         )
-        if request.id is not None:
-            answer.id = request.id
+        if self.request.id is not None:
+            answer.id = self.request.id
         return answer

@@ -15,7 +15,7 @@ from functools import partial
 import msgspec
 
 from ._chain import Chain
-from ._framing import DEFAULT_MAX_LINE_BYTES
+from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
 from ._messages import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -67,33 +67,31 @@ class Outcome:
 def ask_one(
     question: AskUserQuestionItem, chain: Chain, *, ask_id: str, timeout: float | None
 ) -> Outcome:
-    # asyncio and the loop load only when a question is really asked.
-    import asyncio
-
-    from ._serve import ServeLoop
+    from ._serve_sync import serve
     from ._server import Server
 
     request = AskUserQuestionRequest(id=ask_id, questions=[question])
     line = encode_line(request)
     output = bytearray()
     server = Server(hello=partial(chain.hello, ""))
-    loop = ServeLoop(
+    status = serve(
         server,
         chain,
         # A --detail-file may be long; it must not be refused by the line
         # limit meant for untrusted protocol input.
-        max_line_bytes=max(DEFAULT_MAX_LINE_BYTES, len(line)),
+        framer=LineFramer(max(DEFAULT_MAX_LINE_BYTES, len(line))),
         default_timeout=timeout,
-        source=_once(line),
+        read=iter((line, b"")).__next__,
         sink=output.extend,
+        rest=_nothing_more,
     )
-    status = asyncio.run(loop.run())
     response = _responses.decode(bytes(output))
     return Outcome(response, bytes(output), status)
 
 
-async def _once(data: bytes) -> AsyncIterator[bytes]:
-    yield data
+async def _nothing_more() -> AsyncIterator[bytes]:
+    return
+    yield  # an async generator that ends at once: the line was read already
 
 
 def answer_lines(item: AskUserQuestionAnswerItem, labels: bool = True) -> str:

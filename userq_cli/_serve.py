@@ -1,17 +1,16 @@
 """The serve loop: the thin I/O edge around `Server` and `Chain`.
 
-It reads stdin, runs each ask as an asyncio task, writes responses the moment
-they are complete, and turns signals, timeouts and a closed stdout into the
-protocol's outcomes. All decisions about *what* to write live in `_server`.
+It reads stdin, runs each ask that must wait as an asyncio task, writes
+responses the moment they are complete, and turns signals, timeouts and a
+closed stdout into the protocol's outcomes. All decisions about *what* to
+write live in `_server`. A session starts in `_serve_sync`, which serves
+without an event loop, and comes here at its first ask that must wait.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import signal
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -21,16 +20,19 @@ from ._chain import ASK_DEADLINE, Chain
 from ._errors import UserQuestionError
 from ._framing import Frame, LineFramer
 from ._messages import AskUserQuestionAnswer
+from ._serve_sync import (
+    EXIT_SIGNALS,
+    EXIT_STDOUT_CLOSED,
+    Handover,
+    answer_now,
+    internal_error,
+    read_chunk,
+)
 from ._server import AbortAsk, Event, Server, StartAsk, Ticket
 
-# Read size: big enough that a 10 MiB line streams past in few reads.
-_CHUNK = 1 << 16
 # Chunks read ahead of the parser. Bounding them is what keeps an oversized
 # line from being held in memory while the framer drops it.
 _READ_AHEAD = 4
-
-EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE
 
 
 class ServeLoop:
@@ -39,7 +41,7 @@ class ServeLoop:
         server: Server,
         chain: Chain,
         *,
-        max_line_bytes: int,
+        framer: LineFramer,
         default_timeout: float | None,
         source: AsyncIterator[bytes],
         sink: Callable[[bytes], None],
@@ -49,7 +51,7 @@ class ServeLoop:
         BrokenPipeError when nobody reads them any more."""
         self._server = server
         self._chain = chain
-        self._framer = LineFramer(max_line_bytes)
+        self._framer = framer
         self._default_timeout = default_timeout
         self._source = source
         self._sink = sink
@@ -57,11 +59,12 @@ class ServeLoop:
         self._exit_status = 0
         self._reading: asyncio.Task[None] | None = None
 
-    async def run(self) -> int:
+    async def run(self, handover: Handover | None = None) -> int:
+        """Serve until the source ends; from ``handover`` on, if given."""
         loop = asyncio.get_running_loop()
         for signum in EXIT_SIGNALS:
             loop.add_signal_handler(signum, self._stop, 128 + signum, f"userq got {signum.name}")
-        self._reading = asyncio.create_task(self._read_requests())
+        self._reading = asyncio.create_task(self._read_requests(handover))
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
         # EOF never aborts pending asks: they are answered, then userq exits.
@@ -72,7 +75,12 @@ class ServeLoop:
 
     # --- input ------------------------------------------------------------
 
-    async def _read_requests(self) -> None:
+    async def _read_requests(self, handover: Handover | None) -> None:
+        if handover is not None:
+            self._start_task(handover.ticket)
+            await self._let_run()
+            for frame in handover.frames:
+                await self._receive(frame)
         async for chunk in self._source:
             for frame in self._framer.feed(chunk):
                 await self._receive(frame)
@@ -80,24 +88,44 @@ class ServeLoop:
             await self._receive(frame)
 
     async def _receive(self, frame: Frame) -> None:
-        events = self._server.receive(frame)
-        self._handle(events)
-        if events:
-            # Let a just-started ask run up to its first real wait before the
-            # next line is read: asks that env or files answer at once are then
-            # answered before a later line (an unregister, say) can touch them,
-            # so a piped batch gives the same output however it was chunked.
-            await asyncio.sleep(0)
+        await self._start(self._server.receive(frame))
 
-    def _handle(self, events: list[Event]) -> None:
+    async def _start(self, events: list[Event]) -> None:
+        if self._handle(events):
+            await self._let_run()
+
+    async def _let_run(self) -> None:
+        # Let a just-started ask run up to its first real wait before the
+        # next line is read: an answerer that answers without waiting after
+        # all then does so before a later line (an unregister, say) can touch
+        # the ask, so a piped batch gives the same output however it was chunked.
+        await asyncio.sleep(0)
+
+    def _handle(self, events: list[Event]) -> bool:
+        """Act on the server's events; whether an ask task was started."""
+        started = False
         for event in events:
             if isinstance(event, StartAsk):
-                task = asyncio.create_task(self._run_ask(event.ticket))
-                self._tasks[event.ticket] = task
-                task.add_done_callback(partial(self._ask_done, event.ticket))
+                started |= self._start_ask(event.ticket)
             elif isinstance(event, AbortAsk) and event.ticket in self._tasks:
                 self._tasks[event.ticket].cancel()
         self._flush()
+        return started
+
+    def _start_ask(self, ticket: Ticket) -> bool:
+        # An ask the chain answers at once needs no task (the same outcome,
+        # a task's worth sooner); one that must wait gets its own task.
+        outcome = answer_now(self._chain, ticket.request)
+        if outcome is not None:
+            self._server.finish(ticket, outcome)
+            return False
+        self._start_task(ticket)
+        return True
+
+    def _start_task(self, ticket: Ticket) -> None:
+        task = asyncio.create_task(self._run_ask(ticket))
+        self._tasks[ticket] = task
+        task.add_done_callback(partial(self._ask_done, ticket))
 
     # --- asks -------------------------------------------------------------
 
@@ -121,8 +149,7 @@ class ServeLoop:
         except UserQuestionError as error:
             return error
         except Exception as exc:  # an answerer bug must not take the other asks down
-            print(f"userq: internal error: {exc!r}", file=sys.stderr)
-            return UserQuestionError("INTERNAL_ERROR", f"internal error while answering: {exc!r}")
+            return internal_error(exc)
 
     def _ask_done(self, ticket: Ticket, task: asyncio.Task[None]) -> None:
         del self._tasks[ticket]
@@ -160,17 +187,6 @@ def _discard(data: bytes) -> None:
     pass
 
 
-def fd_sink(fd: int) -> Callable[[bytes], None]:
-    """Write each response whole and at once: a client waiting for one answer
-    must get it without writing more or closing stdin."""
-
-    def write(data: bytes) -> None:
-        while data:
-            data = data[os.write(fd, data) :]
-
-    return write
-
-
 async def fd_source(fd: int) -> AsyncIterator[bytes]:
     """Chunks read from ``fd`` by a thread with blocking reads: that works for
     pipes, terminals and regular files alike (an event loop cannot poll a
@@ -192,11 +208,7 @@ def _read_fd(
 ) -> None:
     while True:
         slots.acquire()
-        try:
-            data = os.read(fd, _CHUNK)
-        except OSError as exc:
-            print(f"userq: cannot read stdin: {exc.strerror}", file=sys.stderr)
-            data = b""
+        data = read_chunk(fd)
         try:
             loop.call_soon_threadsafe(chunks.put_nowait, data)
         except RuntimeError:

@@ -9,7 +9,7 @@ BAD_INTENT.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import msgspec
 
@@ -18,7 +18,14 @@ from ._messages import AskUserQuestionItem, AskUserQuestionRequest, Request
 from ._visible import looks_like_key
 
 _decoder = msgspec.json.Decoder()
-_REQUEST_TYPES = ("ask", "cancel", "register", "unregister", "hello")
+_ask_decoder = msgspec.json.Decoder(AskUserQuestionRequest)
+# Each request type's struct, by its tag. Converting to the one struct the
+# tag names gives what converting to the whole `Request` union gives, about
+# nine times faster: msgspec rebuilds its view of a union at every convert.
+_REQUEST_STRUCTS: dict[str, type[Request]] = {
+    cls.__struct_config__.tag: cls for cls in get_args(Request)
+}
+_REQUEST_TYPES = tuple(_REQUEST_STRUCTS)
 
 
 class BadLine(UserQuestionError):
@@ -39,6 +46,21 @@ def parse_request(data: bytes) -> Request:
         # msgspec stops at Python's recursion limit (about a thousand levels);
         # a real request nests six deep, so this is never a request.
         raise BadLine("not valid JSON: nested too deeply") from None
+    try:
+        # Most lines are valid asks. Decoding such a line again, typed, costs
+        # half of converting what was decoded (a fifth of a piped batch's
+        # time). It must follow the untyped decode, which checked every byte:
+        # the typed one skips unknown fields unchecked. Anything it refuses
+        # takes the path that says what is wrong.
+        ask = _ask_decoder.decode(data)
+    except msgspec.DecodeError:
+        return convert_request(obj)
+    _check_unique(ask, ask.id)
+    return ask
+
+
+def convert_request(obj: Any) -> Request:
+    """The request a decoded line holds, or `BadLine` saying why it is none."""
     if not isinstance(obj, dict):
         raise BadLine(f"expected a JSON object, got {_json_kind(obj)}")
     ask_id = obj.get("id") if isinstance(obj.get("id"), str) else None
@@ -47,7 +69,7 @@ def parse_request(data: bytes) -> Request:
         expected = ", ".join(_REQUEST_TYPES)
         raise BadLine(f"$.type: unknown request type {quote(kind)} (expected {expected})", ask_id)
     try:
-        request: Request = msgspec.convert(obj, Request)
+        request: Request = msgspec.convert(obj, _REQUEST_STRUCTS[kind])
     except msgspec.ValidationError as exc:
         raise BadLine(format_validation_error(exc), ask_id) from None
     if isinstance(request, AskUserQuestionRequest):

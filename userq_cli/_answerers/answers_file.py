@@ -62,6 +62,12 @@ class FileAnswerer:
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
+        return self.answer_now(request, open_questions)
+
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        """A lookup in what was read at startup: never waits."""
         agent = request.agent.id if request.agent else None
         found: dict[str, AnswerValue] = {}
         for question in open_questions:

@@ -62,6 +62,12 @@ class DefaultsAnswerer:
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
+        return self.answer_now(request, open_questions)
+
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        """A policy needs no waiting: CI on --defaults runs without an event loop."""
         found: dict[str, AnswerValue] = {}
         for question in open_questions:
             labels = question.labels

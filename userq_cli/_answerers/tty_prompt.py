@@ -10,13 +10,13 @@ signal) leaves the queue without ever being shown; one withdrawn while on
 screen has its prompt ended, erased and the terminal restored before the
 cancellation propagates to the serve loop.
 
-prompt-toolkit is imported (through ``userq_cli._prompt``) only when a
-question actually reaches this answerer.
+prompt-toolkit is imported (through ``userq_cli._prompt``), and asyncio
+loaded, only when a question actually reaches this answerer: a preseeded
+session never starts an event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
@@ -31,6 +31,8 @@ from ._config import ChainConfig
 from ._record import Recorder
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .._prompt import RequestInfo
     from .._terminal_share import TerminalShare
 
@@ -74,7 +76,7 @@ class TtyAnswerer:
         self._recorder = recorder
         self._default_label = default_label
         self._share = share
-        self._turn = asyncio.Lock()  # FIFO: waiters are woken in arrival order
+        self._turn: asyncio.Lock | None = None  # made on first use, in the event loop
         self._waiting = 0
         self._on_screen: RequestInfo | None = None
 
@@ -102,11 +104,20 @@ class TtyAnswerer:
             return "the terminal went away before they were answered"
         return "no terminal to ask a human on (CI, cron, setsid or a daemon)"
 
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue] | None:
+        """Without a terminal the answer is known at once: nothing."""
+        if not open_questions or not self.interactive:
+            return {}
+        return None
+
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
-        if not open_questions or not self.interactive:
-            return {}
+        declined = self.answer_now(request, open_questions)
+        if declined is not None:
+            return declined
         async with self._my_turn():
             answers = await self._ask(request, open_questions)
         if answers and self._recorder is not None:
@@ -118,17 +129,22 @@ class TtyAnswerer:
     async def _my_turn(self) -> AsyncIterator[None]:
         """Wait for the screen. Cancelled while waiting, the request simply
         leaves the queue: asyncio.Lock drops a cancelled waiter."""
+        if self._turn is None:
+            import asyncio
+
+            self._turn = asyncio.Lock()  # FIFO: waiters are woken in arrival order
+        turn = self._turn
         self._waiting += 1
         self._queue_changed()
         try:
-            await self._turn.acquire()
+            await turn.acquire()
         finally:
             self._waiting -= 1
             self._queue_changed()
         try:
             yield
         finally:
-            self._turn.release()
+            turn.release()
 
     def _queue_changed(self) -> None:
         # The status line on screen counts the requests waiting behind it.

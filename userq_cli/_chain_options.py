@@ -1,0 +1,108 @@
+"""The settings of one run of the chain, from the command line.
+
+Apart from the typer declarations (`_cli_options`) so that a plain serve
+command line can be read without typer at all (`_entry`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ._answerers import (
+    DEFAULT_ORDER,
+    ChainConfig,
+    StartupError,
+    build_chain,
+    parse_names,
+    relay_variable,
+    with_answerer,
+)
+from ._chain import Chain
+
+if TYPE_CHECKING:
+    import typer
+
+    from ._terminal_share import TerminalShare
+
+
+@dataclass(frozen=True)
+class ChainOptions:
+    answers: tuple[Path, ...] = ()
+    answerers: str | None = None
+    timeout: float | None = None
+    max_line_bytes: int | None = None
+    plain: bool = False
+    record: Path | None = None
+    relay: str | None = None
+    defaults: bool = False
+
+    @classmethod
+    def given(cls, ctx: typer.Context) -> ChainOptions:
+        """The options a command was given, over those before its name.
+
+        Read from the parsed parameters, so each command declares these
+        options in its signature (typer needs them there) and nothing more.
+        """
+        params = ctx.params  # a missing key is a command that lacks an option: KeyError
+        mine = cls(
+            answers=tuple(Path(path) for path in params["answers"] or ()),
+            answerers=params["answerers"],
+            timeout=params["timeout"],
+            max_line_bytes=params.get("max_line_bytes"),  # serve's alone
+            plain=params["plain"],
+            record=None if params["record"] is None else Path(params["record"]),
+            relay=params["relay"],
+            defaults=params["defaults"],
+        )
+        return mine.over(ctx.obj) if isinstance(ctx.obj, ChainOptions) else mine
+
+    def over(self, base: ChainOptions) -> ChainOptions:
+        """These options, falling back to ``base`` (the ones before the command name)."""
+        return replace(
+            base,
+            answers=base.answers + self.answers,
+            plain=base.plain or self.plain,
+            defaults=base.defaults or self.defaults,
+            **{
+                name: value
+                for name in ("answerers", "timeout", "max_line_bytes", "record", "relay")
+                if (value := getattr(self, name)) is not None
+            },
+        )
+
+    def build_chain(
+        self,
+        default_label: str | None = None,
+        terminal_share: TerminalShare | None = None,
+        approval_label: str | None = None,
+    ) -> Chain:
+        """The answerer chain these options describe; StartupError if they are wrong."""
+        environ = dict(os.environ)
+        names = self._names(environ)
+        if self.answers and "file" not in names:
+            raise StartupError("--answers needs the file answerer in --answerers")
+        config = ChainConfig(
+            environ=environ,
+            answer_files=self.answers,
+            plain=self.plain,
+            record=self.record,
+            default_label=default_label,
+            approval_label=approval_label,
+            terminal_share=terminal_share,
+            relay=self.relay,
+        )
+        return build_chain(names, config)
+
+    def _names(self, environ: dict[str, str]) -> list[str]:
+        """The chain: as named, or the default one; the flags --defaults and
+        --relay add their answerer to either, USERQ_RELAY to the default."""
+        given = self.answerers
+        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given)
+        if self.defaults:
+            names = with_answerer(names, "defaults")
+        if self.relay is not None or (given is None and relay_variable(environ) is not None):
+            names = with_answerer(names, "relay")
+        return names

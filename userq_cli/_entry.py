@@ -1,0 +1,193 @@
+"""The ``userq`` executable: serve a plain command line at once, else run typer.
+
+Shell scripts run ``userq --answers f.toml < ask`` in loops, so its start-up
+is most of its cost. Running typer's command machinery is the biggest part of
+that (it builds a pydantic validator per option). So a command line that only
+serves, with options whose values need no conversion rules
+(`plain_serve_options`), is read here without typer; every other command
+line (a subcommand, --help, completion, anything unusual or wrong) goes to
+typer, which gives the one source of usage errors and help. The two readings
+agree wherever this one answers; tests/test_entry.py checks them side by side.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+
+from ._answerers import StartupError
+from ._chain_options import ChainOptions
+from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
+from ._version import __version__
+
+EXIT_USAGE = 2
+
+_VALUE_OPTIONS = (
+    "--answers",
+    "--answerers",
+    "--timeout",
+    "--max-line-bytes",
+    "--record",
+    "--relay",
+)
+_FLAGS = ("--plain", "--defaults")
+# The numbers typer reads the same way as Python does; anything else
+# (1e3, inf, 0x10, a sign, spaces) is left to typer and its error messages.
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
+_COUNT = re.compile(r"[1-9][0-9]*")
+
+
+def main() -> None:
+    """Entry point of the ``userq`` executable."""
+    try:
+        _check_standard_streams()
+        stdin_is_terminal = sys.stdin is not None and sys.stdin.isatty()
+        options = plain_serve_options(sys.argv[1:], os.environ, stdin_is_terminal)
+        if options is None:
+            from ._cli import app
+
+            app()
+        else:
+            sys.exit(run_serve(options))
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except BaseException as exc:  # no traceback ever reaches a user
+        print(f"userq: internal error: {exc!r}", file=sys.stderr)
+        sys.exit(70)  # EX_SOFTWARE
+
+
+def plain_serve_options(
+    args: Sequence[str], environ: Mapping[str, str], stdin_is_terminal: bool
+) -> ChainOptions | None:
+    """The options of ``userq [OPTIONS] [serve [OPTIONS]]``, read as typer
+    reads them; None for any other command line, or one that typer would
+    refuse, explain or complete."""
+    if stdin_is_terminal or "_USERQ_COMPLETE" in environ:
+        return None  # typer prints the usage for a terminal, or completes
+    before, after = list(args), None
+    if "serve" in before:
+        at = before.index("serve")
+        before, after = before[:at], before[at + 1 :]
+    answerers = environ.get("USERQ_ANSWERERS") or None  # typer takes "" as unset
+    options = _group_options(before, answerers)
+    if options is None or after is None:
+        return options
+    command = _group_options(after, answerers)
+    return None if command is None else command.over(options)
+
+
+def _group_options(args: list[str], answerers: str | None) -> ChainOptions | None:
+    """The options of one command (the group's, or serve's), or None."""
+    values: dict[str, list[str]] = {name: [] for name in _VALUE_OPTIONS}
+    flags: set[str] = set()
+    tokens = iter(args)
+    for token in tokens:
+        name, equals, value = token.partition("=")
+        if token in _FLAGS:
+            flags.add(token)
+            continue
+        if name not in values:
+            return None
+        if not equals:
+            value = next(tokens, "")
+        if not value or value.startswith("-"):
+            return None
+        values[name].append(value)
+    # A single-valued option given twice: typer keeps the last one.
+    last = {name: given[-1] for name, given in values.items() if given}
+    timeout, count = last.get("--timeout"), last.get("--max-line-bytes")
+    if timeout is not None and not (_SECONDS.fullmatch(timeout) and float(timeout) > 0):
+        return None
+    if count is not None and not _COUNT.fullmatch(count):
+        return None
+    record = last.get("--record")
+    return ChainOptions(
+        answers=tuple(Path(name) for name in values["--answers"]),
+        answerers=last.get("--answerers", answerers),
+        timeout=None if timeout is None else float(timeout),
+        max_line_bytes=None if count is None else int(count),
+        plain="--plain" in flags,
+        record=None if record is None else Path(record),
+        relay=last.get("--relay"),
+        defaults="--defaults" in flags,
+    )
+
+
+def run_serve(options: ChainOptions) -> int:
+    """``userq serve``: stdin to stdout until EOF; the exit status."""
+    from ._serve_sync import fd_sink, read_chunk, serve
+    from ._server import Server
+
+    if sys.stdin is None:
+        print(
+            "userq: stdin is closed: there are no requests to read"
+            " (give a pipe, a file, or </dev/null for none)",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    stdin = sys.stdin.fileno()
+    # Requests typed at the terminal that also shows the prompt: share it.
+    share = None
+    if os.isatty(stdin):
+        from ._terminal_share import TerminalShare
+
+        share = TerminalShare()
+    try:
+        chain = options.build_chain(terminal_share=share)
+    except StartupError as exc:
+        print(f"userq: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    server = Server(hello=partial(chain.hello, __version__))
+    framer = LineFramer(options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+    sink = fd_sink(sys.stdout.fileno())
+    if share is not None:
+        # Typed requests: the terminal's reader steps aside for the prompt,
+        # which only the event loop can arrange.
+        import asyncio
+
+        from ._serve import ServeLoop
+        from ._terminal_share import terminal_source
+
+        source = terminal_source(stdin, share)
+        loop = ServeLoop(
+            server, chain, framer=framer, default_timeout=options.timeout, source=source, sink=sink
+        )
+        return asyncio.run(loop.run())
+    return serve(
+        server,
+        chain,
+        framer=framer,
+        default_timeout=options.timeout,
+        read=lambda: read_chunk(stdin),
+        sink=sink,
+        rest=lambda: _stdin_source(stdin),
+    )
+
+
+def _check_standard_streams() -> None:
+    """Python sets sys.stdin/stdout/stderr to None when descriptor 0, 1 or 2
+    was closed at start (``userq <&-``). Without stderr, print(file=None)
+    would write diagnostics to stdout; a closed descriptor would also be
+    reused by the next file userq opens, which would then be taken for a
+    standard stream. So each closed one is filled with /dev/null first."""
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is None:
+            os.dup2(os.open(os.devnull, os.O_RDWR), fd)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+    if sys.stdout is None:
+        print("userq: stdout is closed: there is nowhere to write answers", file=sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def _stdin_source(fd: int) -> AsyncIterator[bytes]:
+    # asyncio loads only when an ask must wait: see _serve_sync.
+    from ._serve import fd_source
+
+    return fd_source(fd)

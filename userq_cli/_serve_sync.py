@@ -1,0 +1,217 @@
+"""Serving without an event loop, for as long as every ask is answered at once.
+
+Most sessions are preseeded (CI, scripts): env and files answer every ask
+from memory. Such a session needs no event loop, no reader thread and no task
+per ask, and importing asyncio alone would cost userq a third of its start-up
+time. So serving starts here, with blocking reads, and hands over to the
+asyncio `ServeLoop` (`_serve`) at the first ask that must wait (the prompt, a
+relay); that loop serves the rest of the session, from the same framer.
+
+Both loops decide nothing themselves: `Server` and `Chain` do, and
+`answer_now` below turns exceptions into the same errors as
+`ServeLoop._outcome`, so the output does not depend on which loop answered.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import FrameType
+
+from ._chain import Chain
+from ._errors import UserQuestionError
+from ._framing import Frame, LineFramer
+from ._messages import AskUserQuestionAnswer, AskUserQuestionRequest
+from ._server import Server, StartAsk, Ticket
+
+# Read size: big enough that a 10 MiB line streams past in few reads, and that
+# a piped batch is answered with one write per read.
+CHUNK = 1 << 16
+
+EXIT_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE
+
+Sink = Callable[[bytes], None]
+
+
+@dataclass(frozen=True)
+class Handover:
+    """Where the synchronous loop stopped: an ask that must wait, already
+    started, and the frames of the same read that follow it."""
+
+    ticket: Ticket
+    frames: list[Frame]
+
+
+def serve(
+    server: Server,
+    chain: Chain,
+    *,
+    framer: LineFramer,
+    default_timeout: float | None,
+    read: Callable[[], bytes],
+    sink: Sink,
+    rest: Callable[[], AsyncIterator[bytes]],
+) -> int:
+    """Serve ``read()`` until it returns b""; the exit status.
+
+    ``rest()`` is the same input as an async source, for the event loop to go
+    on reading from if an ask must wait."""
+    stopped = serve_at_once(server, chain, framer, read, sink)
+    if isinstance(stopped, int):
+        return stopped
+    import asyncio
+
+    from ._serve import ServeLoop
+
+    loop = ServeLoop(
+        server,
+        chain,
+        framer=framer,
+        default_timeout=default_timeout,
+        source=rest(),
+        sink=sink,
+    )
+    return asyncio.run(loop.run(stopped))
+
+
+def serve_at_once(
+    server: Server, chain: Chain, framer: LineFramer, read: Callable[[], bytes], sink: Sink
+) -> int | Handover:
+    """Answer every ask as it is read; the exit status, or the handover at
+    the first ask that must wait. No ask is ever pending between two lines
+    here, so there is nothing to abort when a signal or EPIPE ends the run."""
+    with _stop_signals() as stop:
+        while True:
+            try:
+                chunk = stop.reading(read)
+            except _Stopped:
+                return stop.status
+            frames = framer.feed(chunk) if chunk else framer.close()
+            handover = _receive(server, chain, frames)
+            if handover is not None and stop.status:
+                # A signal came while this read was answered: the ask that
+                # would wait is aborted, as the event loop would abort it.
+                server.abort_all(stop.reason)
+                server.finish(handover.ticket, _aborted(handover.ticket))
+                handover = None
+            # Written once per read, while the input was already in memory,
+            # and always before the next read might block (or a prompt wait):
+            # a client waiting for one answer gets it without writing more.
+            if not _write(sink, server.data_to_send()):
+                return EXIT_STDOUT_CLOSED
+            if handover is not None:
+                return handover
+            if stop.status or not chunk:
+                return stop.status
+
+
+def _receive(server: Server, chain: Chain, frames: list[Frame]) -> Handover | None:
+    for index, frame in enumerate(frames):
+        for event in server.receive(frame):
+            # Only a StartAsk: the other events abort pending asks, and none
+            # is pending here.
+            assert isinstance(event, StartAsk)
+            outcome = answer_now(chain, event.ticket.request)
+            if outcome is None:
+                return Handover(event.ticket, frames[index + 1 :])
+            server.finish(event.ticket, outcome)
+    return None
+
+
+def answer_now(
+    chain: Chain, request: AskUserQuestionRequest
+) -> AskUserQuestionAnswer | UserQuestionError | None:
+    """The chain's outcome if it needs no waiting, else None."""
+    try:
+        return chain.answer_now(request)
+    except UserQuestionError as error:
+        return error
+    except Exception as exc:  # an answerer bug must not take the other asks down
+        return internal_error(exc)
+
+
+def internal_error(exc: Exception) -> UserQuestionError:
+    print(f"userq: internal error: {exc!r}", file=sys.stderr)
+    return UserQuestionError("INTERNAL_ERROR", f"internal error while answering: {exc!r}")
+
+
+def _aborted(ticket: Ticket) -> UserQuestionError:
+    return UserQuestionError("ASK_ABORTED", ticket.abort_reason or "aborted")
+
+
+def _write(sink: Sink, data: bytes) -> bool:
+    """False when nobody reads stdout any more."""
+    if data:
+        try:
+            sink(data)
+        except BrokenPipeError:
+            return False
+    return True
+
+
+def read_chunk(fd: int) -> bytes:
+    """The next chunk of ``fd``; b"" at EOF or on a read error (said on stderr)."""
+    try:
+        return os.read(fd, CHUNK)
+    except OSError as exc:
+        print(f"userq: cannot read stdin: {exc.strerror}", file=sys.stderr)
+        return b""
+
+
+def fd_sink(fd: int) -> Sink:
+    """Write each batch of responses whole and at once: a client waiting for
+    one answer must get it without writing more or closing stdin."""
+
+    def write(data: bytes) -> None:
+        while data:
+            data = data[os.write(fd, data) :]
+
+    return write
+
+
+class _Stopped(Exception):
+    """A stop signal arrived while a read was blocking."""
+
+
+class _StopSignals:
+    """SIGINT, SIGTERM and SIGHUP end the run with 128+N. The first one wins,
+    as in the event loop. It breaks a blocking read at once; anywhere else it
+    is only noted, and the loop stops after writing what it has, so no
+    response line is ever cut in half."""
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.reason = ""
+        self._in_read = False
+
+    def caught(self, signum: int, frame: FrameType | None) -> None:
+        if not self.status:
+            self.status = 128 + signum
+            self.reason = f"userq got {signal.Signals(signum).name}"
+        if self._in_read:
+            raise _Stopped
+
+    def reading(self, read: Callable[[], bytes]) -> bytes:
+        self._in_read = True
+        try:
+            if self.status:
+                raise _Stopped
+            return read()
+        finally:
+            self._in_read = False
+
+
+@contextmanager
+def _stop_signals() -> Iterator[_StopSignals]:
+    stop = _StopSignals()
+    previous = {signum: signal.signal(signum, stop.caught) for signum in EXIT_SIGNALS}
+    try:
+        yield stop
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
