@@ -7,6 +7,7 @@ command name (``userq --answers f.toml < requests``).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -114,6 +115,66 @@ def serve(
     """
     options = ChainOptions.given(ctx)
     raise typer.Exit(run_serve(options))
+
+
+SocketOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--socket",
+        metavar="PATH",
+        help="The listener's socket [default: $USERQ_SOCKET, else"
+        " $XDG_RUNTIME_DIR/userq/listen.sock, else /tmp/userq-UID/listen.sock].",
+        show_default=False,
+    ),
+]
+
+
+@app.command()
+def listen(
+    ctx: typer.Context,
+    socket: SocketOption = None,
+    answers: AnswersOption = None,
+    answerers: AnswerersOption = None,
+    timeout: TimeoutOption = None,
+    max_line_bytes: MaxLineOption = None,
+    plain: PlainOption = False,
+    record: RecordOption = None,
+    relay: RelayOption = None,
+    defaults: DefaultsOption = False,
+) -> None:
+    """Wait in this terminal for questions from elsewhere, and ask them here.
+
+    Each `userq attach` that connects (usually a relay's peer, over ssh) is
+    a session of its own; their questions take turns on this terminal's
+    prompt. Runs until Ctrl-C (while no prompt is up), SIGTERM or SIGHUP.
+
+    Example, the laptop's terminal, then the server:
+
+        userq listen
+        userq --relay 'ssh laptop userq attach' < requests.jsonl
+    """
+    from ._listen import run_listen
+
+    raise typer.Exit(run_listen(ChainOptions.given(ctx), socket))
+
+
+@app.command()
+def attach(socket: SocketOption = None) -> None:
+    """Join stdin and stdout to the `userq listen` on this machine.
+
+    It speaks no protocol itself: it carries a relay's requests to the
+    listener and its answers back. Exit status 3 when nobody listens.
+
+    Example:
+
+        userq --relay 'ssh laptop userq attach' < requests.jsonl
+    """
+    import os
+
+    from ._attach import attach as attach_to
+    from ._socket_path import socket_path
+
+    raise typer.Exit(attach_to(socket_path(socket, os.environ)))
 
 
 @app.command()

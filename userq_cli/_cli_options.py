@@ -78,7 +78,8 @@ RelayOption = Annotated[
         "--relay",
         metavar="CMD",
         help="Relay questions to CMD, a program speaking this protocol (e.g. 'ssh host userq"
-        " serve'); split as a shell would, never run by one. Adds relay to the chain"
+        " attach', to a userq listen there); split as a shell would, never run by one. Adds"
+        " relay to the chain"
         " (also USERQ_RELAY).",
         show_default=False,
     ),

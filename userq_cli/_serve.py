@@ -60,17 +60,25 @@ class ServeLoop:
         self._reading: asyncio.Task[None] | None = None
 
     async def run(self, handover: Handover | None = None) -> int:
-        """Serve until the source ends; from ``handover`` on, if given."""
+        """The whole process's session: `serve`, with signals stopping it,
+        then the chain closed (a relay's peer ended). The exit status."""
         loop = asyncio.get_running_loop()
         for signum in EXIT_SIGNALS:
-            loop.add_signal_handler(signum, self._stop, 128 + signum, f"userq got {signum.name}")
+            loop.add_signal_handler(signum, self.stop, 128 + signum, f"userq got {signum.name}")
+        status = await self.serve(handover)
+        await self._chain.aclose()
+        return status
+
+    async def serve(self, handover: Handover | None = None) -> int:
+        """Serve until the source ends and every ask has its response; from
+        ``handover`` on, if given. Signals and the chain are the caller's:
+        `userq listen` runs one of these per connection over one chain."""
         self._reading = asyncio.create_task(self._read_requests(handover))
         with contextlib.suppress(asyncio.CancelledError):
             await self._reading
         # EOF never aborts pending asks: they are answered, then userq exits.
         while self._tasks:
             await asyncio.wait(list(self._tasks.values()))
-        await self._chain.aclose()
         return self._exit_status
 
     # --- input ------------------------------------------------------------
@@ -169,9 +177,11 @@ class ServeLoop:
         except BrokenPipeError:
             # Nobody is reading the answers any more: stop quietly.
             self._sink = _discard
-            self._stop(EXIT_STDOUT_CLOSED, "stdout was closed")
+            self.stop(EXIT_STDOUT_CLOSED, "stdout was closed")
 
-    def _stop(self, status: int, reason: str) -> None:
+    def stop(self, status: int, reason: str) -> None:
+        """Read no more; abort every pending ask with ``reason``. The first
+        status given is the one `serve` returns."""
         if self._exit_status == 0:
             self._exit_status = status
         if self._reading is not None:

@@ -1,5 +1,6 @@
 """The ``relay`` answerer: hand the open questions to another program that
-speaks the same protocol (``ssh laptop userq serve``, a desktop dialog, a bot).
+speaks the same protocol (``ssh laptop userq attach`` to a ``userq listen``
+there, a desktop dialog, a bot).
 
 The command (``--relay CMD`` or ``USERQ_RELAY``) is split as a shell would,
 never run through one, and started on the first question that reaches the

@@ -1,0 +1,51 @@
+"""Where ``userq listen`` listens and ``userq attach`` connects.
+
+Whoever can connect to the socket can put questions to the human at the
+listening terminal, so it lives in a directory only its user can enter: by
+default the per-user runtime directory (``$XDG_RUNTIME_DIR``, which the login
+manager makes 0700 for each user, on the laptop and in its ssh sessions
+alike), else a directory of its own under /tmp that is checked before use.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+SOCKET_VARIABLE = "USERQ_SOCKET"
+_NAME = "listen.sock"
+
+
+class SocketPathError(Exception):
+    """The socket's directory is missing and cannot be made, or is not safe."""
+
+
+def socket_path(given: Path | None, environ: Mapping[str, str]) -> Path:
+    """``--socket``, else USERQ_SOCKET, else the per-user default."""
+    if given is not None:
+        return given
+    if environ.get(SOCKET_VARIABLE):
+        return Path(environ[SOCKET_VARIABLE])
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) / "userq" if runtime else Path("/tmp") / f"userq-{os.getuid()}"
+    return base / _NAME
+
+
+def private_directory(path: Path) -> None:
+    """Make the socket's directory 0700 if it is missing; refuse one that
+    another user owns or that others may write to (someone could put their
+    own socket there and read the questions meant for the human)."""
+    directory = path.parent
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = directory.lstat()
+    except OSError as exc:
+        raise SocketPathError(f"cannot make {directory}: {exc.strerror}") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise SocketPathError(f"{directory} is not a directory")
+    if info.st_uid != os.getuid():
+        raise SocketPathError(f"{directory} belongs to another user")
+    if info.st_mode & 0o022:
+        raise SocketPathError(f"{directory} may be written by others (chmod go-w it)")
