@@ -366,11 +366,14 @@ def test_skip_marks_and_key_legends_in_a_batch(tmp_path: Path) -> None:
     term, out = run(tmp_path, batch())
     term.wait_for("Which language?")
     term.press("1")
-    screen = term.wait_for("Which tools?")
+    # A screen arrives in pieces: wait for the whole of what is checked.
+    legend = ("Space/1-9 tick", "s/Ctrl-S skip", "←/Shift-Tab previous")
+    screen = term.wait_for(lambda text: "Which tools?" in text and all(k in text for k in legend))
     assert "Space/1-9 tick" in screen  # digits tick in a multi-select
-    assert "s/Ctrl-S skip" in screen and "←/Shift-Tab previous" in screen
     term.press("s")
-    screen = term.wait_for("Project name?")
+    screen = term.wait_for(
+        lambda text: "Project name?" in text and "Shift-Tab previous question" in text
+    )
     # A skipped question is marked apart from an answered one.
     assert "✔Language" in screen and f"{DASH}Tools" in screen and "✔Tools" not in screen
     assert "Ctrl-S skip" in screen and "Shift-Tab previous question" in screen
