@@ -133,6 +133,8 @@ def test_description_pairing_in_process() -> None:
         (["confirm", "Q?", "--yes", "Ok", "--no", "Ok"], "must differ"),
         (["confirm", "Q?", "--default", "maybe"], "--default"),
         (["review", "/nonexistent/plan.md"], "cannot read"),
+        (["review", "/dev/zero"], "larger than the 16 MiB limit"),  # not read to the end
+        (["ask", "Q?", "--detail-file", "/dev/zero"], "larger than the 16 MiB limit"),
         (["ask", "Q?", "--answerers", "nope"], "unknown answerer"),
         (["--max-line-bytes", "10", "ask", "Q?"], "applies to serve only"),
         (["ask", " "], "the question is empty"),

@@ -360,13 +360,24 @@ def _detail(text: str | None, path: Path | None) -> str | None:
     return _read_text(path, "--detail-file") if path is not None else text
 
 
+# 16 MiB: a plan or a detail is tens of KiB; a wrong path (/dev/zero, a disk
+# image) is refused at once instead of filling memory.
+MAX_TEXT_BYTES = 16 << 20
+
+
 def _read_text(path: Path, hint: str) -> str:
     try:
         if str(path) == "-":
             if sys.stdin is None:
                 raise typer.BadParameter("cannot read - : stdin is closed", param_hint=hint)
-            return sys.stdin.read()
-        return path.read_text(encoding="utf-8")
+            data = sys.stdin.buffer.read(MAX_TEXT_BYTES + 1)
+        else:
+            with path.open("rb") as file:
+                data = file.read(MAX_TEXT_BYTES + 1)
+        if len(data) > MAX_TEXT_BYTES:
+            limit = f"larger than the {MAX_TEXT_BYTES >> 20} MiB limit"
+            raise typer.BadParameter(f"cannot read {path}: {limit}", param_hint=hint)
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise typer.BadParameter(f"cannot read {path}: {reason}", param_hint=hint) from None
