@@ -114,7 +114,13 @@ class Serve:
 
     def __exit__(self, *exc: object) -> None:
         if self.proc.poll() is None:
-            self.proc.kill()
+            # SIGTERM first: a userq that relays then ends its peer too, and
+            # a failing test leaves no process behind.
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
         self.proc.wait()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:

@@ -8,19 +8,27 @@ stderr, response lines, process exits, the screen.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from processes import USERQ, LineReader, Serve, clean_env, responses, run_userq
 from ptyterm import P, Term, answers_of, ask, question
+
+from userq_cli._listen import MAX_SESSIONS
 
 
 def go_ask(ask_id: str) -> dict[str, Any]:
@@ -133,34 +141,19 @@ def test_one_listener_per_socket_and_a_stale_one_is_replaced(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_a_signal_aborts_the_pending_asks_and_removes_the_socket(
-    tmp_path: Path, signum: int, status: int
+    holding: Holding, signum: int, status: int
 ) -> None:
-    # The holding test double keeps the asks pending until the signal.
-    os.mkfifo(tmp_path / "control")
-    os.mkfifo(tmp_path / "status")
-    fifos = [os.open(tmp_path / name, os.O_RDWR) for name in ("control", "status")]
-    env = {
-        "HOLD_CONTROL_PATH": str(tmp_path / "control"),
-        "HOLD_STATUS_PATH": str(tmp_path / "status"),
-    }
-    holding = (sys.executable, str(Path(__file__).with_name("holding_userq.py")))
-    listening = Listening(tmp_path / "s", "--answerers", "hold", env=env, userq=holding)
-    try:
-        with attach(listening.socket) as first, attach(listening.socket) as second:
-            first.send(go_ask("r1"))
-            second.send(go_ask("r2"))
-            held = LineReader(fifos[1])
-            assert {held.line(), held.line()} == {b"holding r1", b"holding r2"}
-            assert listening.stop(signum) == status
-            for client, ask_id in ((first, "r1"), (second, "r2")):
-                (aborted,) = client.read_all()  # then the listener closes the session
-                assert (aborted["id"], aborted["error"]["code"]) == (ask_id, "ASK_ABORTED")
-                assert client.wait() == 0
-    finally:
-        listening.close()
-        for fd in fifos:
-            os.close(fd)
-    assert not (tmp_path / "s").exists()
+    listening = holding.listening
+    with attach(listening.socket) as first, attach(listening.socket) as second:
+        first.send(go_ask("r1"))
+        second.send(go_ask("r2"))
+        assert {holding.held.line(), holding.held.line()} == {b"holding r1", b"holding r2"}
+        assert listening.stop(signum) == status
+        for client, ask_id in ((first, "r1"), (second, "r2")):
+            (aborted,) = client.read_all()  # then the listener closes the session
+            assert (aborted["id"], aborted["error"]["code"]) == (ask_id, "ASK_ABORTED")
+            assert client.wait() == 4  # the listener went first: its input was still open
+    assert not listening.socket.exists()
 
 
 def test_the_socket_is_private(tmp_path: Path) -> None:
@@ -225,3 +218,219 @@ def test_a_human_at_the_listening_terminal_answers_a_relayed_question(tmp_path: 
     finally:
         term.close()
     assert not socket.exists()
+
+
+# --- faults, strangers and stuck clients -------------------------------------------
+
+
+@dataclass
+class Holding:
+    """A listener whose asks the holding test double keeps until released:
+    ``held`` reads its status (``holding ID``, ``dropped ID``), ``release``
+    lets one go."""
+
+    listening: Listening
+    held: LineReader
+    control: int
+
+    def release(self, ask_id: str) -> None:
+        os.write(self.control, f"release {ask_id}\n".encode())
+
+
+@pytest.fixture
+def holding(tmp_path: Path) -> Iterator[Holding]:
+    os.mkfifo(tmp_path / "control")
+    os.mkfifo(tmp_path / "status")
+    control, status = (os.open(tmp_path / name, os.O_RDWR) for name in ("control", "status"))
+    env = {
+        "HOLD_CONTROL_PATH": str(tmp_path / "control"),
+        "HOLD_STATUS_PATH": str(tmp_path / "status"),
+    }
+    holding_userq = (sys.executable, str(Path(__file__).with_name("holding_userq.py")))
+    listening = Listening(tmp_path / "s", "--answerers", "hold", env=env, userq=holding_userq)
+    yield Holding(listening, LineReader(status), control)
+    listening.close()
+    os.close(control)
+    os.close(status)
+
+
+def test_a_client_that_goes_away_takes_its_questions_down(holding: Holding) -> None:
+    listening, held = holding.listening, holding.held
+    with attach(listening.socket) as client:
+        client.send(go_ask("r1"))
+        assert held.line() == b"holding r1"
+        client.proc.kill()  # a dropped ssh: the connection closes both ways
+        assert held.line() == b"dropped r1"  # no prompt left waiting for nobody
+    # The relaying userq killed instead: its attach sees its reader gone.
+    peer = f"{shlex.quote(USERQ)} attach --socket {shlex.quote(str(listening.socket))}"
+    with Serve("--answerers", "relay", "--relay", peer) as relaying:
+        relaying.send(go_ask("r2"))
+        assert held.line() == b"holding r2"
+        relaying.proc.kill()
+        assert held.line() == b"dropped r2"
+
+
+def test_a_client_that_only_ends_its_input_still_gets_its_answer(holding: Holding) -> None:
+    with attach(holding.listening.socket) as client:
+        client.send(go_ask("r1"))
+        client.close_stdin()  # attach ends its side of the connection, and waits
+        assert holding.held.line() == b"holding r1"
+        holding.release("r1")
+        (answer,) = client.read_all()
+        assert answer["id"] == "r1"
+        assert client.wait() == 0
+
+
+def test_a_client_that_does_not_read_cannot_keep_the_listener_running(listener: Listening) -> None:
+    stuck = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stuck.connect(str(listener.socket))
+    stuck.setblocking(False)
+    hello = b'{"type":"hello"}\n' * 2000
+    sent = 0
+    with contextlib.suppress(BlockingIOError):  # until the listener stops reading it
+        while sent < 50 * len(hello):
+            sent += stuck.send(hello)
+    try:
+        assert listener.stop() == 143  # within the test's wait: not held by the stuck client
+        assert not listener.socket.exists()
+    finally:
+        stuck.close()
+
+
+def test_sessions_are_capped(listener: Listening) -> None:
+    clients = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(MAX_SESSIONS + 1)]
+    try:
+        for client in clients:
+            client.connect(str(listener.socket))
+            client.sendall(b'{"type":"hello"}\n')
+        answered = [client.recv(4096) for client in clients[:MAX_SESSIONS]]
+        assert all(b'"type":"hello"' in data for data in answered)
+        assert closed_without_a_word(clients[-1])  # refused
+        assert "sessions are open already" in listener.stderr.line().decode()
+    finally:
+        for client in clients:
+            client.close()
+
+
+def closed_without_a_word(client: socket.socket) -> bool:
+    try:
+        return client.recv(4096) == b""
+    except ConnectionResetError:
+        return True
+
+
+def test_userq_relay_does_not_reach_the_listener(tmp_path: Path) -> None:
+    # Shared dotfiles may export it on the laptop too: the listener must ask
+    # its own terminal, not send its questions on (or back to itself).
+    env = {"USERQ_RELAY": f"{USERQ} attach --socket {tmp_path / 's'}"}
+    listening = Listening(tmp_path / "s", env=env)
+    try:
+        result = run_userq([{"type": "hello"}], "attach", "--socket", str(listening.socket))
+        assert responses(result)[0]["answerers"] == ["env", "file", "tty"]
+    finally:
+        listening.close()
+
+
+@pytest.mark.parametrize(
+    ("where", "complaint"),
+    [
+        ("/etc/passwd/x.sock", "Not a directory"),
+        ("/tmp/" + "x" * 120 + ".sock", "cannot listen on"),
+    ],
+)
+def test_a_bad_socket_path_is_a_usage_error(where: str, complaint: str) -> None:
+    result = run_userq([], "listen", "--socket", where, "--answerers", "env")
+    assert result.returncode == 2
+    assert complaint in result.stderr.decode()
+    assert "None" not in result.stderr.decode() and "internal error" not in result.stderr.decode()
+
+
+def test_attach_exits_4_when_the_listener_goes_first(listener: Listening) -> None:
+    with attach(listener.socket) as client:
+        client.send({"type": "hello"})
+        client.read()
+        listener.proc.kill()
+        assert client.read_all() == []
+        assert client.wait() == 4
+
+
+def as_nobody(work: Callable[[], bytes]) -> bytes:
+    """``work`` done by a forked child running as user nobody; what it returns.
+    A fork, not a new program: nobody may not run this interpreter, which
+    lives in root's home."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never back into pytest
+        status = 1
+        try:
+            os.close(read_end)
+            os.setgid(65534)
+            os.setuid(65534)
+            os.write(write_end, work())
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as result:
+        said = result.read()
+    os.waitpid(pid, 0)
+    return said
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    if os.getuid() != 0:
+        pytest.skip("needs root, to act as another user (CI runs as root)")
+    directory = Path(tempfile.mkdtemp(prefix="userq-shared-"))
+    directory.chmod(0o777)
+    yield directory
+    shutil.rmtree(directory)
+
+
+def test_attach_gives_no_question_to_another_users_listener(shared_dir: Path) -> None:
+    path = shared_dir / "listen.sock"
+    ready_read, ready_write = os.pipe()
+
+    def fake_listener() -> bytes:
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(path))
+        server.listen()
+        os.chmod(path, 0o777)
+        os.write(ready_write, b"ready")
+        connection, _ = server.accept()
+        connection.sendall(
+            b'{"type":"answer","id":"r1","answers":[{"id":"go","selected":["Yes"]}],"sources":{}}\n'
+        )
+        return connection.recv(65536)
+
+    child = threading.Thread(target=lambda: seen.append(as_nobody(fake_listener)))
+    seen: list[bytes] = []
+    child.start()
+    try:
+        assert os.read(ready_read, 5) == b"ready"
+        result = run_userq([go_ask("r1")], "attach", "--socket", str(path))
+        assert result.returncode == 2
+        assert result.stdout == b""  # the stranger's answer never came through
+        assert "is user 65534's, not yours" in result.stderr.decode()
+    finally:
+        child.join(30)
+        os.close(ready_read)
+        os.close(ready_write)
+    assert seen == [b""]  # and it was sent no question
+
+
+def test_the_listener_refuses_another_users_client(shared_dir: Path) -> None:
+    listening = Listening(shared_dir / "listen.sock", "--answerers", "env")
+    try:
+        listening.socket.chmod(0o666)  # as if someone loosened it: the kernel's word still counts
+
+        def stranger() -> bytes:
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(str(listening.socket))
+            client.sendall(b'{"type":"hello"}\n')
+            return b"closed" if closed_without_a_word(client) else b"answered"
+
+        assert as_nobody(stranger) == b"closed"
+        assert "refused a connection: it comes from user 65534" in listening.stderr.line().decode()
+    finally:
+        listening.close()

@@ -3,64 +3,90 @@ socket, so that a relay can reach the human at another terminal
 (``--relay 'ssh laptop userq attach'``).
 
 It copies bytes both ways and knows nothing of the protocol: the listener
-speaks it. It stops when the listener closes the connection, which a
-listener does once this side's input has ended and every ask from it has
-its answer. No event loop: it is a pipe fitting, started for every relay.
+speaks it. No event loop: it is a pipe fitting, started for every relay.
+
+- It talks only to a listener of its own user (the kernel's word,
+  SO_PEERCRED): another user's socket at the same path gets no question.
+- At the end of its stdin it ends its side of the connection and waits for
+  the listener to answer what is pending, then exits 0.
+- When whoever reads its stdout goes away (the relaying userq was killed),
+  it closes the connection at once, so the listener takes that session's
+  questions down instead of leaving them on the human's screen.
 """
 
 from __future__ import annotations
 
 import os
-import selectors
+import select
 import socket
 import sys
 from pathlib import Path
 
+from ._socket_path import peer_uid, reason
+
+EXIT_NOT_OURS = 2
 # The exit status when nobody listens: NO_PROVIDER's, since nobody could answer.
 EXIT_NO_LISTENER = 3
+# The listener went away while this side still had input: asks were cut off.
+EXIT_LISTENER_GONE = 4
+EXIT_STDOUT_CLOSED = 141
 _CHUNK = 1 << 16
 
 
 def attach(path: Path) -> int:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        connection.connect(os.fspath(path))
-    except OSError as exc:
-        print(
-            f"userq: nobody is listening on {path} ({exc.strerror}): run `userq listen`"
-            " in the terminal where the questions should appear",
-            file=sys.stderr,
-        )
-        connection.close()
-        return EXIT_NO_LISTENER
     with connection:
         try:
-            _copy(sys.stdin.fileno(), connection, sys.stdout.fileno())
-        except BrokenPipeError:
-            return 141  # whoever read our stdout went away, as userq serve says it
-        except ConnectionResetError:
-            pass  # the listener went away: the reader of our stdout sees the end
-    return 0
+            connection.connect(os.fspath(path))
+        except OSError as exc:
+            print(
+                f"userq: nobody is listening on {path} ({reason(exc)}): run `userq listen`"
+                " in the terminal where the questions should appear (or give its"
+                " --socket or USERQ_SOCKET)",
+                file=sys.stderr,
+            )
+            return EXIT_NO_LISTENER
+        owner = peer_uid(connection)
+        if owner != os.getuid():
+            print(
+                f"userq: the listener on {path} is user {owner}'s, not yours: refusing to"
+                " send it questions",
+                file=sys.stderr,
+            )
+            return EXIT_NOT_OURS
+        return _copy(sys.stdin.fileno(), connection, sys.stdout.fileno())
 
 
-def _copy(stdin: int, connection: socket.socket, stdout: int) -> None:
-    """stdin -> connection and connection -> stdout, until the listener is done."""
-    with selectors.DefaultSelector() as selector:
-        selector.register(connection, selectors.EVENT_READ)
-        try:
-            selector.register(stdin, selectors.EVENT_READ)
-        except PermissionError:  # a regular file: epoll cannot watch it, nor need to
-            while _forward(stdin, connection):
-                pass
-        while True:
-            for key, _ in selector.select():
-                if key.fileobj is connection:
-                    data = connection.recv(_CHUNK)
-                    if not data:
-                        return
-                    _write_all(stdout, data)
-                elif not _forward(stdin, connection):
-                    selector.unregister(stdin)
+def _copy(stdin: int, connection: socket.socket, stdout: int) -> int:
+    """stdin -> connection and connection -> stdout, until the listener is
+    done; the exit status."""
+    poller = select.poll()
+    poller.register(connection, select.POLLIN)
+    poller.register(stdout, 0)  # errors only: its reader went away
+    poller.register(stdin, select.POLLIN)  # a regular file polls as always readable
+    input_open = True
+    while True:
+        for fd, _ in poller.poll():
+            if fd == stdout:
+                return EXIT_STDOUT_CLOSED  # closing the connection tells the listener
+            if fd == stdin:
+                try:
+                    input_open = _forward(stdin, connection)
+                except OSError:  # BrokenPipeError, ConnectionResetError
+                    return EXIT_LISTENER_GONE
+                if not input_open:
+                    poller.unregister(stdin)
+                continue
+            try:
+                data = connection.recv(_CHUNK)
+            except ConnectionResetError:
+                data = b""
+            if not data:
+                return EXIT_LISTENER_GONE if input_open else 0
+            try:
+                _write_all(stdout, data)
+            except BrokenPipeError:
+                return EXIT_STDOUT_CLOSED
 
 
 def _forward(stdin: int, connection: socket.socket) -> bool:

@@ -150,6 +150,7 @@ def listen(
 
     Example, the laptop's terminal, then the server:
 
+    \b
         userq listen
         userq --relay 'ssh laptop userq attach' < requests.jsonl
     """

@@ -9,6 +9,11 @@ questions take turns on this terminal's prompt, in arrival order.
 It runs until SIGINT (Ctrl-C while no prompt is up), SIGTERM or SIGHUP: then
 every pending ask gets ASK_ABORTED, the sessions are closed and the socket
 is removed.
+
+Only the listener's own user may connect (the kernel's word, SO_PEERCRED). A
+session whose client has gone completely (killed, a dropped ssh) has its
+pending asks aborted, so no prompt waits for nobody; a client that only ended
+its input (``attach`` at the end of its stdin) still gets its answers.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import select
 import socket
 import stat
 import sys
@@ -24,16 +30,33 @@ from functools import partial
 from pathlib import Path
 
 from ._answerers import StartupError
+from ._answerers._config import RELAY_VARIABLE
 from ._chain import Chain
 from ._chain_options import ChainOptions
 from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
 from ._serve import ServeLoop
 from ._serve_sync import EXIT_SIGNALS
 from ._server import Server
-from ._socket_path import SOCKET_VARIABLE, SocketPathError, private_directory, socket_path
+from ._socket_path import (
+    SOCKET_VARIABLE,
+    SocketPathError,
+    peer_uid,
+    private_directory,
+    reason,
+    socket_path,
+)
 from ._version import __version__
 
 _CHUNK = 1 << 16
+# Responses buffered for a client that does not read, before its requests
+# stop being read: a client cannot make the listener hold unbounded output.
+_WRITE_BACKLOG = 1 << 20
+# Sessions at once: each may queue questions for the one human, and holds a
+# descriptor; far more than people use, few enough to stay clear of EMFILE.
+MAX_SESSIONS = 64
+# How long a stopping listener waits for a session's last bytes to go out
+# before it drops a client that does not read them.
+_CLOSE_GRACE = 1.0
 
 
 EXIT_USAGE = 2
@@ -41,6 +64,10 @@ EXIT_USAGE = 2
 
 def run_listen(options: ChainOptions, given: Path | None) -> int:
     """``userq listen``: the exit status."""
+    # A listener asks its own terminal: a USERQ_RELAY exported for the
+    # machines that relay here (shared dotfiles) must not send its questions
+    # on, or back to itself. An explicit --relay still counts.
+    os.environ.pop(RELAY_VARIABLE, None)
     path = socket_path(given, os.environ)
     try:
         if given is None and not os.environ.get(SOCKET_VARIABLE):
@@ -80,16 +107,19 @@ def claim(path: Path) -> None:
         info = path.lstat()
     except FileNotFoundError:
         return
+    except OSError as exc:
+        raise ListenError(f"cannot use {path}: {reason(exc)}") from None
     if not stat.S_ISSOCK(info.st_mode):
         raise ListenError(f"{path} exists and is not a socket")
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1)  # a stopped (SIGSTOP) listener must not hang this one
     try:
         probe.connect(os.fspath(path))
     except ConnectionRefusedError:
         path.unlink()  # stale
         return
     except OSError as exc:
-        raise ListenError(f"cannot use {path}: {exc.strerror}") from None
+        raise ListenError(f"cannot use {path}: {reason(exc)}") from None
     finally:
         probe.close()
     raise ListenError(f"another userq listen is listening on {path}")
@@ -103,15 +133,16 @@ class Listener:
         self._sessions: dict[ServeLoop, asyncio.Task[None]] = {}
         self._status = 0
         self._stopped = asyncio.Event()
+        self._server: asyncio.Server | None = None
 
     async def run(self, path: Path) -> int:
         """Listen on ``path`` (free: see `claim`) until a signal; the exit
         status (128 + signal)."""
         old_umask = os.umask(0o177)  # the socket is born 0600: no window for others
         try:
-            server = await asyncio.start_unix_server(self._session, path=os.fspath(path))
+            self._server = await asyncio.start_unix_server(self._session, path=os.fspath(path))
         except OSError as exc:
-            raise ListenError(f"cannot listen on {path}: {exc.strerror}") from None
+            raise ListenError(f"cannot listen on {path}: {reason(exc)}") from None
         finally:
             os.umask(old_umask)
         ours = path.stat().st_ino
@@ -120,46 +151,100 @@ class Listener:
             loop.add_signal_handler(signum, self._stop, 128 + signum, f"userq got {signum.name}")
         print(f"userq: listening on {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
         await self._stopped.wait()
-        server.close()
-        await asyncio.gather(*self._sessions.values())
         with contextlib.suppress(OSError):
             if path.stat().st_ino == ours:  # not a later listener's
                 path.unlink()
+        await asyncio.gather(*self._sessions.values())
         await self._chain.aclose()
         return self._status
 
     async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        refusal = self._refusal(writer)
+        if refusal is not None:
+            print(f"userq: refused a connection: {refusal}", file=sys.stderr)
+            writer.transport.abort()
+            return
         session = ServeLoop(
             Server(hello=partial(self._chain.hello, __version__)),
             self._chain,
             framer=LineFramer(self._max_line_bytes),
             default_timeout=self._default_timeout,
-            source=_chunks(reader),
+            source=_chunks(reader, writer),
             sink=_sink(writer),
         )
         task = asyncio.current_task()
         assert task is not None
         self._sessions[session] = task
+        hangup = _when_hung_up(writer, partial(session.stop, 0, "the client went away"))
         try:
             await session.serve()
         finally:
+            hangup()
             del self._sessions[session]
-            writer.close()
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
+            await _close(writer)
 
-    def _stop(self, status: int, reason: str) -> None:
+    def _refusal(self, writer: asyncio.StreamWriter) -> str | None:
+        if self._stopped.is_set():
+            return "userq listen is stopping"
+        if len(self._sessions) >= MAX_SESSIONS:
+            return f"{MAX_SESSIONS} sessions are open already"
+        uid = peer_uid(writer.get_extra_info("socket"))
+        if uid != os.getuid():
+            return f"it comes from user {uid}; only user {os.getuid()} may ask here"
+        return None
+
+    def _stop(self, status: int, why: str) -> None:
         if not self._status:
             self._status = status
+        if self._server is not None:
+            self._server.close()  # no session starts after this
         for session in list(self._sessions):
-            session.stop(status, reason)
+            session.stop(status, why)
         self._stopped.set()
 
 
-async def _chunks(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+async def _chunks(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> AsyncIterator[bytes]:
     with contextlib.suppress(ConnectionError):
         while data := await reader.read(_CHUNK):
             yield data
+            if writer.transport.get_write_buffer_size() > _WRITE_BACKLOG:
+                await writer.drain()  # read on once the client has read
+
+
+def _when_hung_up(writer: asyncio.StreamWriter, then: Callable[[], None]) -> Callable[[], None]:
+    """Call ``then`` once the client has closed both ways; returns the undo.
+
+    A client that only ended its input (shutdown for writing) still waits
+    for its answers, and is not hung up. epoll reports EPOLLHUP for a Unix
+    socket only when both ways are closed; an epoll set of its own, watched
+    by the event loop, brings that news without polling."""
+    loop = asyncio.get_running_loop()
+    watch = select.epoll()
+    watch.register(writer.get_extra_info("socket").fileno(), 0)  # 0: hang-up and error only
+
+    def fired() -> None:
+        undo()
+        then()
+
+    def undo() -> None:
+        if not watch.closed:
+            loop.remove_reader(watch.fileno())
+            watch.close()
+
+    loop.add_reader(watch.fileno(), fired)
+    return undo
+
+
+async def _close(writer: asyncio.StreamWriter) -> None:
+    """Send what is left, then close; a client that reads none of it within
+    _CLOSE_GRACE is dropped, so a stuck client cannot keep userq running."""
+    writer.close()
+    try:
+        await asyncio.wait_for(writer.wait_closed(), _CLOSE_GRACE)
+    except (TimeoutError, ConnectionError):
+        writer.transport.abort()
 
 
 def _sink(writer: asyncio.StreamWriter) -> Callable[[bytes], None]:

@@ -10,7 +10,9 @@ alike), else a directory of its own under /tmp that is checked before use.
 from __future__ import annotations
 
 import os
+import socket
 import stat
+import struct
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -39,7 +41,7 @@ def private_directory(path: Path) -> None:
     own socket there and read the questions meant for the human)."""
     directory = path.parent
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        directory.mkdir(mode=0o700, exist_ok=True)  # its parent must be there already
         info = directory.lstat()
     except OSError as exc:
         raise SocketPathError(f"cannot make {directory}: {exc.strerror}") from None
@@ -49,3 +51,18 @@ def private_directory(path: Path) -> None:
         raise SocketPathError(f"{directory} belongs to another user")
     if info.st_mode & 0o022:
         raise SocketPathError(f"{directory} may be written by others (chmod go-w it)")
+
+
+def peer_uid(connection: socket.socket) -> int:
+    """The user at the other end of a Unix socket, as the kernel says
+    (SO_PEERCRED). This, not the socket file's place or mode, is what keeps
+    another user from posing as the listener, or from asking the human: both
+    ends check that the other is their own user."""
+    creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    uid: int = struct.unpack("3i", creds)[1]  # pid, uid, gid
+    return uid
+
+
+def reason(exc: OSError) -> str:
+    """An OSError in words: some (an AF_UNIX path too long) have no strerror."""
+    return exc.strerror or str(exc)

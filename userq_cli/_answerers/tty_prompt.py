@@ -200,10 +200,14 @@ class TtyAnswerer:
                 "ASK_CANCELLED", "the human dismissed the prompt (Esc or Ctrl-C)"
             ) from None
         except (EOFError, OSError) as exc:
-            # The terminal closed under the prompt (hang-up, EIO): nobody is
-            # there to answer, so decline and let the chain go on.
+            # The terminal closed under the prompt (hang-up, EIO). A human
+            # was being asked and nobody decided: ASK_ABORTED, as the SIGHUP
+            # that usually comes with it would give. Declining instead would
+            # let a later answerer (a policy) answer what a human was asked.
             print(f"userq: the terminal went away: {exc!r}", file=sys.stderr)
-            return {}
+            raise UserQuestionError(
+                "ASK_ABORTED", "the terminal went away while the question was on screen"
+            ) from None
         finally:
             self._on_screen = None
         return {
