@@ -114,5 +114,5 @@ class LineFramer:
             line = line[:-1]
         if len(line) > self._max:
             frames.append(OversizedLine(self._number, len(line), self._max))
-        elif line.strip():
+        elif line and not line.isspace():  # as line.strip(), without the copy
             frames.append(Line(self._number, line))

@@ -14,7 +14,12 @@ from typing import Any, get_args
 import msgspec
 
 from ._errors import UserQuestionError, quote
-from ._messages import AskUserQuestionItem, AskUserQuestionRequest, Request
+from ._messages import (
+    AskUserQuestionIntent,
+    AskUserQuestionItem,
+    AskUserQuestionRequest,
+    Request,
+)
 from ._visible import looks_like_key
 
 _decoder = msgspec.json.Decoder()
@@ -142,15 +147,14 @@ def check_not_empty(request: AskUserQuestionRequest) -> None:
 
 def check_intents(request: AskUserQuestionRequest) -> None:
     for index, question in enumerate(request.questions):
-        problem = _intent_problem(question)
+        if question.intent is None:
+            continue  # most questions: nothing to check
+        problem = _intent_problem(question, question.intent)
         if problem:
             raise UserQuestionError("BAD_INTENT", f"$.questions[{index}].intent: {problem}")
 
 
-def _intent_problem(question: AskUserQuestionItem) -> str | None:
-    intent = question.intent
-    if intent is None:
-        return None
+def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent) -> str | None:
     if not question.detail:
         return f"intent {quote(intent.kind)} on question {quote(question.id)}, which has no detail"
     if intent.approve is not None and intent.approve not in question.labels:
