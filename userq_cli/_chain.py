@@ -182,9 +182,8 @@ class _Answers:
     def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
         if self.open:  # what no answerer answered, in request order
             raise UserQuestionError("NO_PROVIDER", no_provider([q.id for q in self.open]))
-        questions = self.request.questions
-        return AskUserQuestionAnswer(
-            id=self.request.id,
-            answers=[self.items[q.id] for q in questions],
-            sources={q.id: self.sources[q.id] for q in questions},  # request order
-        )
+        answers, sources = [], {}
+        for question in self.request.questions:  # request order, for both
+            answers.append(self.items[question.id])
+            sources[question.id] = self.sources[question.id]
+        return AskUserQuestionAnswer(id=self.request.id, answers=answers, sources=sources)

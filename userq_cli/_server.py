@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import msgspec
 
@@ -32,9 +31,12 @@ from ._messages import (
 from ._validation import BadLine, check_intents, check_not_empty, parse_request
 
 
-@dataclass(eq=False, slots=True)
-class Ticket:
-    """One ask that passed validation and now waits for the chain."""
+class Ticket(msgspec.Struct, eq=False):
+    """One ask that passed validation and now waits for the chain.
+
+    eq=False: a ticket is itself (tickets key the serve loop's tasks), not
+    its fields. A msgspec Struct rather than a dataclass: one is built for
+    every ask, in half the time."""
 
     seq: int  # arrival order among all responses, for id-less ordering
     line: int

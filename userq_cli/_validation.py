@@ -93,7 +93,8 @@ def format_validation_error(exc: msgspec.ValidationError) -> str:
 
 def _check_unique(request: AskUserQuestionRequest, ask_id: str | None) -> None:
     questions = request.questions
-    if len({q.id for q in questions}) == len(questions) and all(map(_distinct_labels, questions)):
+    ids_differ = len(questions) == 1 or len({q.id for q in questions}) == len(questions)
+    if ids_differ and all(map(_distinct_labels, questions)):
         # The usual ask has nothing to report: checked in one pass, without
         # the generator below that finds and words the first problem (this
         # check is on every ask, and the generator costs five times more).
