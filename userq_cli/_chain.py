@@ -152,7 +152,8 @@ class Chain:
             values = answer_now(request, answers.open) if answer_now else None
             if values is None:
                 return None
-            answers.take(name, values)
+            if values:  # an answerer with nothing to say is the usual case
+                answers.take(name, values)
         return answers.result(self._no_provider)
 
 

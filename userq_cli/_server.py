@@ -15,6 +15,7 @@ import msgspec
 from ._errors import UserQuestionError, quote
 from ._framing import Frame, OversizedLine
 from ._messages import (
+    AgentRef,
     AgentRegistration,
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
@@ -79,7 +80,8 @@ class Server:
     # --- input ------------------------------------------------------------
 
     def receive(self, frame: Frame) -> list[Event]:
-        seq = self._next_seq()
+        self._seq += 1
+        seq = self._seq
         if isinstance(frame, OversizedLine):
             error = BadLine(
                 f"line of {frame.size} bytes is over the {frame.limit}-byte limit"
@@ -135,13 +137,11 @@ class Server:
         if request.id is not None and request.id in self._pending_ids:
             raise BadLine(f"$.id: an ask with id {quote(request.id)} is still pending")
         check_not_empty(request)
-        self._check_caller(request)
+        if request.agent is not None:
+            self._check_caller(request.agent)
         check_intents(request)
 
-    def _check_caller(self, request: AskUserQuestionRequest) -> None:
-        if request.agent is None:
-            return
-        agent = request.agent
+    def _check_caller(self, agent: AgentRef) -> None:
         registered = self._agents.get(agent.id)
         if registered is None:
             raise UserQuestionError(
@@ -213,10 +213,6 @@ class Server:
         self._unnamed_ready[seq] = encode_line(message)
         while self._unnamed_order and self._unnamed_order[0] in self._unnamed_ready:
             self._outgoing += self._unnamed_ready.pop(self._unnamed_order.popleft())
-
-    def _next_seq(self) -> int:
-        self._seq += 1
-        return self._seq
 
 
 def _agent_of(ticket: Ticket) -> str | None:
