@@ -176,6 +176,17 @@ main()
 """
 
 
+def probe_argv(watched: Iterable[str], *args: str, preload: str = "") -> list[str]:
+    """A userq command line that says on stderr, as it exits, which of
+    ``watched`` it had imported (``LOADED=a,b``)."""
+    return [sys.executable, "-c", _PROBE.format(preload=preload), ",".join(watched), *args]
+
+
+def loaded_names(stderr: str) -> set[str]:
+    names = stderr.rsplit("LOADED=", 1)[1].split("\n", 1)[0]
+    return set(filter(None, names.split(",")))
+
+
 def loaded_modules(
     watched: Iterable[str],
     stdin: bytes,
@@ -186,7 +197,7 @@ def loaded_modules(
     """Which of ``watched`` a real userq run (in a new session) had imported
     when it exited, and its stdout. ``preload``: code run before userq."""
     result = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(preload=preload), ",".join(watched), *args],
+        probe_argv(watched, *args, preload=preload),
         input=stdin,
         capture_output=True,
         env=clean_env(env),
@@ -194,5 +205,4 @@ def loaded_modules(
         timeout=60,
         check=False,
     )
-    names = result.stderr.decode().rsplit("LOADED=", 1)[1].split("\n", 1)[0]
-    return set(filter(None, names.split(","))), result.stdout
+    return loaded_names(result.stderr.decode()), result.stdout

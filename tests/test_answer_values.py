@@ -11,7 +11,7 @@ from userq_cli._answer_values import (
     parse_mapping,
     parse_value,
 )
-from userq_cli._errors import UserQuestionError
+from userq_cli._errors import UserQuestionError, quote
 from userq_cli._messages import AskUserQuestionItem, AskUserQuestionOption
 
 SINGLE = AskUserQuestionItem(
@@ -117,3 +117,18 @@ def test_a_long_option_list_is_cut_in_the_message() -> None:
         fit(many, "nope")
     assert '"o11" and 88 more' in info.value.message
     assert '"o12"' not in info.value.message
+
+
+@pytest.mark.parametrize("question", [SINGLE, MULTI])
+@pytest.mark.parametrize("label", ["red", "green", "lint", "docs", "teal"])
+def test_one_label_as_a_string_or_in_a_list_gives_the_same_answer(
+    question: AskUserQuestionItem, label: str
+) -> None:
+    # A label given as a string takes a shortcut; as a list, the general path.
+    def outcome(value: Any) -> Any:
+        try:
+            return fit_answer(question, value, "env")
+        except UserQuestionError as error:
+            return error.code, error.message.replace(quote([label]), quote(label))
+
+    assert outcome(label) == outcome([label])

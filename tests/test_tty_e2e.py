@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import USERQ
+from processes import USERQ, loaded_names, probe_argv
 from ptyterm import (
     BACKSPACE,
     CTRL_C,
@@ -353,6 +353,45 @@ def test_ten_thousand_options_move_like_five(tmp_path: Path) -> None:
     assert "↑ 99" in screen and "more" in screen
     term.press(UP, ENTER)
     assert only_answer(term, out) == {"pick": {"selected": ["row 9998"]}}
+
+
+# --- what a prompt loads ---------------------------------------------------------
+
+#: Loaded where first shown, so that a single select draws sooner.
+LAZY = (
+    "userq_cli._prompt.plan",
+    "userq_cli._prompt.review",
+    "userq_cli._prompt.text",
+    "userq_cli._prompt.plain",
+    "userq_cli._answerers._record",
+)
+
+
+@pytest.mark.parametrize(
+    ("request_", "keys", "loaded"),
+    [
+        (colour_ask(), [ENTER], set()),
+        (
+            ask("r1", question("name", "What is your name?")),
+            ["Ada", ENTER],
+            {"userq_cli._prompt.text"},
+        ),
+    ],
+    ids=["select", "free text"],
+)
+def test_a_prompt_loads_only_the_screens_it_shows(
+    tmp_path: Path, request_: dict[str, Any], keys: list[str], loaded: set[str]
+) -> None:
+    source = tmp_path / "requests.jsonl"
+    source.write_text(json.dumps(request_) + "\n")
+    out, err = tmp_path / "answers.jsonl", tmp_path / "stderr"
+    probe = shlex.join(probe_argv(LAZY))
+    term = Term(f"{probe} < {source} > {out} 2> {err}")
+    term.wait_for("?")
+    term.press(*keys)
+    (response,) = finish(term, out)
+    assert response["type"] == "answer"
+    assert loaded_names(err.read_text()) == loaded
 
 
 # --- dismissing --------------------------------------------------------------------

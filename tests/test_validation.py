@@ -3,11 +3,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from userq_cli._errors import UserQuestionError
 from userq_cli._messages import AskUserQuestionRequest, CancelRequest, HelloRequest
-from userq_cli._validation import BadLine, check_intents, check_not_empty, parse_request
+from userq_cli._validation import (
+    BadLine,
+    _duplicates,
+    check_intents,
+    check_not_empty,
+    parse_request,
+)
 
 
 def parse(obj: Any) -> Any:
@@ -170,3 +179,29 @@ def test_labels_that_look_different_are_accepted(first: str, second: str) -> Non
     request = parse(labels(first, second))
     assert isinstance(request, AskUserQuestionRequest)
     assert request.questions[0].labels == [first, second]
+
+
+_SHORT_TEXT = st.text(alphabet="ab \u0430\u00a0", min_size=1, max_size=3)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.lists(_SHORT_TEXT, max_size=4)),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_an_ask_is_refused_exactly_when_a_problem_is_found(
+    questions: list[tuple[str, list[str]]],
+) -> None:
+    # parse_request accepts the usual ask in one pass and only looks for the
+    # problem to report when that pass fails; both must agree.
+    obj = {"questions": [q(qid, options=[{"label": x} for x in xs]) for qid, xs in questions]}
+    request = msgspec.convert(obj, AskUserQuestionRequest)
+    problem = next(_duplicates(request.questions), None)
+    try:
+        parse(obj)
+    except BadLine as error:
+        assert error.message == problem
+    else:
+        assert problem is None

@@ -6,9 +6,11 @@ import sys
 import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from userq_cli._prompt.sanitize import clean
-from userq_cli._visible import UNSAFE, looks_like_key
+from userq_cli._visible import UNSAFE, _key_of_any_text, looks_like_key
 
 
 def test_every_format_and_control_character_is_unsafe() -> None:
@@ -42,3 +44,8 @@ def test_invisible_characters_get_placeholders(text: str, shown: str) -> None:
 def test_plain_labels_keep_their_key() -> None:
     assert looks_like_key("Deploy to staging") == "Deploy to staging"
     assert looks_like_key("  two   spaces ") == "two spaces"
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_the_ascii_shortcut_gives_the_general_key(label: str) -> None:
+    assert looks_like_key(label) == _key_of_any_text(label)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import Protocol, cast
+from typing import Protocol
 
 from ._answer_values import AnswerValue, fit_answer
 from ._errors import UserQuestionError
@@ -79,6 +79,10 @@ class AnswersAtOnce(Protocol):
         ...
 
 
+AnswerNow = Callable[
+    [AskUserQuestionRequest, Sequence[AskUserQuestionItem]], Mapping[str, AnswerValue] | None
+]
+
 # Optional hooks, looked up by name so that answerers without them need not
 # change:
 #   peer_hello: PeerHello | None   -- a relay's peer, as its hello described it
@@ -89,9 +93,8 @@ class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
         # Looked up once: the serve loop asks answer_now() of every ask.
-        self._now: list[AnswersAtOnce | None] = [
-            cast(AnswersAtOnce, answerer) if hasattr(answerer, "answer_now") else None
-            for answerer in self.answerers
+        self._now: list[tuple[str, AnswerNow | None]] = [
+            (answerer.name, getattr(answerer, "answer_now", None)) for answerer in self.answerers
         ]
 
     @property
@@ -143,13 +146,14 @@ class Chain:
         Raises as `run` does. This is what lets a preseeded session run
         without an event loop."""
         answers = _Answers(request)
-        for answerer, now in zip(self.answerers, self._now, strict=True):
+        for name, answer_now in self._now:
             if not answers.open:
                 break
-            values = now.answer_now(request, answers.open) if now else None
+            values = answer_now(request, answers.open) if answer_now else None
             if values is None:
                 return None
-            answers.take(answerer.name, values)
+            if values:  # an answerer with nothing to say is the usual case
+                answers.take(name, values)
         return answers.result(self._no_provider)
 
 
@@ -179,11 +183,8 @@ class _Answers:
     def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
         if self.open:  # what no answerer answered, in request order
             raise UserQuestionError("NO_PROVIDER", no_provider([q.id for q in self.open]))
-        questions = self.request.questions
-        answer = AskUserQuestionAnswer(
-            answers=[self.items[q.id] for q in questions],
-            sources={q.id: self.sources[q.id] for q in questions},  # request order
-        )
-        if self.request.id is not None:
-            answer.id = self.request.id
-        return answer
+        answers, sources = [], {}
+        for question in self.request.questions:  # request order, for both
+            answers.append(self.items[question.id])
+            sources[question.id] = self.sources[question.id]
+        return AskUserQuestionAnswer(id=self.request.id, answers=answers, sources=sources)

@@ -40,9 +40,10 @@ class AnswerSet(msgspec.Struct):
 
     def lookup(self, question_id: str, agent: str | None) -> tuple[bool, AnswerValue]:
         # An agent-scoped answer wins over the common one for that agent.
-        for scope in (self.by_agent.get(agent or "", {}) if agent else {}, self.common):
-            if question_id in scope:
-                return True, scope[question_id]
+        if agent and question_id in (scoped := self.by_agent.get(agent, {})):
+            return True, scoped[question_id]
+        if question_id in self.common:
+            return True, self.common[question_id]
         return False, None
 
 

@@ -28,13 +28,13 @@ from .._answer_values import AnswerValue, ExplicitAnswer
 from .._errors import UserQuestionError
 from .._messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._config import ChainConfig
-from ._record import Recorder
 
 if TYPE_CHECKING:
     import asyncio
 
     from .._prompt import RequestInfo
     from .._terminal_share import TerminalShare
+    from ._record import Recorder
 
 TTY_PATH = "/dev/tty"
 
@@ -82,7 +82,11 @@ class TtyAnswerer:
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> TtyAnswerer:
-        recorder = Recorder(config.record) if config.record else None
+        recorder = None
+        if config.record:
+            from ._record import Recorder  # and tempfile: only when recording
+
+            recorder = Recorder(config.record)
         return cls(
             config.environ,
             plain=plain_mode(config),

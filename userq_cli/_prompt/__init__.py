@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from .._messages import AskUserQuestionItem
 from .common import Answer, Cancelled
 from .flow import RequestInfo, ask
-from .plain import ask_plain
 from .terminal import plain_terminal_on, terminal_on
 
 WITHDRAWN = "\n(The asking program withdrew this request.)\n"
@@ -38,6 +37,8 @@ async def prompt(
     human dismisses them."""
     if not plain:
         return await ask(questions, terminal_on(fd, environ, no_color=no_color), info)
+    from .plain import ask_plain  # loaded only in plain mode: a select draws sooner
+
     term = plain_terminal_on(fd)
     try:
         return await ask_plain(questions, term, info)

@@ -18,6 +18,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.styles import Style
 
+from .._messages import AskUserQuestionItem
 from .sanitize import segments
 
 T = TypeVar("T")
@@ -110,6 +111,14 @@ _MONOCHROME = {
     "more": "italic",
     "skipped": "italic",
 }
+
+
+PLAN_REVIEW = "plan-review"
+
+
+def is_plan_review(question: AskUserQuestionItem) -> bool:
+    intent = question.intent
+    return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
 
 
 def make_style(no_color: bool) -> Style:

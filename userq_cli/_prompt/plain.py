@@ -25,9 +25,8 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.utils import get_cwidth
 
 from .._messages import AskUserQuestionItem
-from .common import Answer, Cancelled, bind, run
+from .common import Answer, Cancelled, bind, is_plan_review, run
 from .flow import ESC_TIMEOUT, RequestInfo
-from .plan import is_plan_review
 from .sanitize import clean
 
 _TOKENS = re.compile(r"[\s,]+")

@@ -18,14 +18,12 @@ from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import HSplit, Window
 
 from .._messages import AskUserQuestionItem
-from .common import APPROVE_MARK, DECLINE_MARK, bind, untrusted
+from .common import APPROVE_MARK, DECLINE_MARK, bind, is_plan_review, untrusted
 from .legend import legend_window
 from .listview import Item
 from .screen import Context, Screen, question_lines, text_window
 from .select import SelectState, new_state, select_screen
 from .wrap import Line, WrappedText, width_of, wrap
-
-PLAN_REVIEW = "plan-review"
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$")
@@ -33,11 +31,6 @@ _FENCE = re.compile(r"^\s*(```|~~~)\s*(.*)$")
 _RULE = re.compile(r"^\s*([-*_])(\s*\1){2,}\s*$")
 _QUOTE = re.compile(r"^\s*>\s?(.*)$")
 _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|__[^_]+__|\*[^*\s][^*]*\*|_[^_\s][^_]*_)")
-
-
-def is_plan_review(question: AskUserQuestionItem) -> bool:
-    intent = question.intent
-    return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
 
 
 def plan_items(question: AskUserQuestionItem) -> list[Item]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input.vt100 import Vt100Input
@@ -17,7 +17,9 @@ from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.output.vt100 import Vt100_Output
 
 from .flow import Terminal
-from .plain import PlainTerminal
+
+if TYPE_CHECKING:
+    from .plain import PlainTerminal  # imported in plain mode only (see __init__)
 
 
 def terminal_on(fd: int, environ: Mapping[str, str], *, no_color: bool) -> Terminal:
@@ -39,6 +41,8 @@ def terminal_on(fd: int, environ: Mapping[str, str], *, no_color: bool) -> Termi
 
 def plain_terminal_on(fd: int) -> PlainTerminal:
     """Raw key input and an append-only writer on ``fd``, for plain mode."""
+    from .plain import PlainTerminal
+
     return PlainTerminal(Vt100Input(_text(fd, "r")), _text(fd, "w"))
 
 
