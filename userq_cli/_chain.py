@@ -79,6 +79,22 @@ class AnswersAtOnce(Protocol):
         ...
 
 
+class NeverWaits:
+    """Base of an answerer that always answers at once (a lookup in what was
+    read at startup, a policy): its `answer` is its `answer_now`, so the
+    two cannot drift apart."""
+
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> Mapping[str, AnswerValue]:
+        raise NotImplementedError
+
+    async def answer(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> Mapping[str, AnswerValue]:
+        return self.answer_now(request, open_questions)
+
+
 AnswerNow = Callable[
     [AskUserQuestionRequest, Sequence[AskUserQuestionItem]], Mapping[str, AnswerValue] | None
 ]

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from .._answer_values import AnswerValue, GrammarError, parse_mapping
+from .._chain import NeverWaits
 from .._messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._config import ChainConfig, StartupError
 
@@ -47,7 +48,7 @@ class AnswerSet(msgspec.Struct):
         return False, None
 
 
-class FileAnswerer:
+class FileAnswerer(NeverWaits):
     name = "file"
     interactive = False
 
@@ -59,11 +60,6 @@ class FileAnswerer:
     def from_config(cls, config: ChainConfig) -> FileAnswerer:
         files = len(files_named(config))
         return cls(load_files(config), files)
-
-    async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
-    ) -> dict[str, AnswerValue]:
-        return self.answer_now(request, open_questions)
 
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]

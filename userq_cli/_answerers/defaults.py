@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._answer_values import AnswerValue
+from .._chain import NeverWaits
 from .._messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._config import ChainConfig
 
@@ -47,7 +48,7 @@ def policy_answer(question: AskUserQuestionItem) -> AnswerValue:
     return None
 
 
-class DefaultsAnswerer:
+class DefaultsAnswerer(NeverWaits):
     name = "defaults"
     interactive = False
 
@@ -58,11 +59,6 @@ class DefaultsAnswerer:
     @classmethod
     def from_config(cls, config: ChainConfig) -> DefaultsAnswerer:
         return cls(config.default_label, config.approval_label)
-
-    async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
-    ) -> dict[str, AnswerValue]:
-        return self.answer_now(request, open_questions)
 
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]

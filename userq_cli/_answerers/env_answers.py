@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from .._answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
+from .._chain import NeverWaits
 from .._messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._config import ChainConfig, StartupError
 
@@ -26,7 +27,7 @@ def variable_for(question_id: str) -> str:
     return PREFIX + _NOT_NAME_CHAR.sub("_", question_id.upper())
 
 
-class EnvAnswerer:
+class EnvAnswerer(NeverWaits):
     name = "env"
     interactive = False
 
@@ -43,11 +44,6 @@ class EnvAnswerer:
             if name.startswith(PREFIX) and len(name) > len(PREFIX)
         }
         return cls(per_variable, _parse_map(environ.get(MAP_VARIABLE)))
-
-    async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
-    ) -> dict[str, AnswerValue]:
-        return self.answer_now(request, open_questions)
 
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
