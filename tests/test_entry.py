@@ -93,6 +93,11 @@ def test_a_preseeded_session_loads_no_event_loop_and_no_typer(tmp_path: Path) ->
     # The probe sees them when they are loaded: typer reads --help.
     modules, _ = loaded_modules(HEAVY, b"", "serve", "--help")
     assert "typer" in modules
+    # A relay configured (USERQ_RELAY exported) but not reached: still none.
+    relay = {"USERQ_RELAY": "ssh laptop userq attach"}
+    modules, stdout = loaded_modules(HEAVY, ask, "--answers", str(answers), env=relay)
+    assert b'"sources":{"go":"file"}' in stdout
+    assert modules == set()
     # Unanswered without a terminal: NO_PROVIDER, still without asyncio.
     modules, stdout = loaded_modules(HEAVY, ask)
     assert b"NO_PROVIDER" in stdout

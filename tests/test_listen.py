@@ -434,3 +434,22 @@ def test_the_listener_refuses_another_users_client(shared_dir: Path) -> None:
         assert "refused a connection: it comes from user 65534" in listening.stderr.line().decode()
     finally:
         listening.close()
+
+
+def test_a_bulk_batch_through_attach_does_not_stall(tmp_path: Path) -> None:
+    # Answers far bigger than the asks: the listener stops reading a client
+    # with a backlog of answers, so attach must take answers while its own
+    # requests wait to be sent, or the two would wait for each other.
+    long_text = "y" * 2000
+    listening = Listening(
+        tmp_path / "s", "--answerers", "env", env={"USERQ_ANSWER_NAME": long_text}
+    )
+    try:
+        asks = [ask(f"r{n}", question("name", "Name?")) for n in range(20000)]
+        result = run_userq(asks, "attach", "--socket", str(listening.socket), timeout=60)
+        assert result.returncode == 0, result.stderr
+        got = responses(result)
+        assert [r["id"] for r in got] == [f"r{n}" for n in range(20000)]
+        assert all(r["answers"][0]["custom"] == long_text for r in got)
+    finally:
+        listening.close()

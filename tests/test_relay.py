@@ -22,7 +22,7 @@ import pytest
 from processes import USERQ, LineReader, Serve, responses, run_userq
 from ptyterm import ENTER, P, Term, answers_of, ask, question
 
-from userq_cli._answerers.relay import CANCEL_GRACE, EXIT_GRACE
+from userq_cli._answerers._relay_peer import CANCEL_GRACE, EXIT_GRACE
 
 TESTS = Path(__file__).parent
 FAKE_PEER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'fake_peer.py'))}"

@@ -232,6 +232,12 @@ def test_a_refused_register_costs_nothing() -> None:
     assert isinstance(outcome, Failed) and outcome.relay_id == "r1"
 
 
+def test_a_hello_nested_too_deeply_is_a_violation() -> None:
+    deep = b'{"type":"hello","protocol":1,"version":"x","answerers":[],"interactive":true,"x":'
+    with pytest.raises(PeerViolation, match="nested too deeply"):
+        RelayLink().receive(deep + b"[" * 5000 + b"]" * 5000 + b"}")
+
+
 @pytest.mark.parametrize(
     "data",
     [b"not json", b"[1, 2]", b'{"type": "ask", "questions": []}', b'{"type": "answer"}'],

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import signal
+import subprocess
 
 import pytest
-from processes import Serve
+from processes import USERQ, Serve, clean_env
 from test_pending_asks import Held, ask
 
 KNOWN = [{"id": "known", "question": "Name?"}]  # answered by USERQ_ANSWER_KNOWN
@@ -47,3 +49,40 @@ def test_a_signal_after_the_handover_aborts_the_waiting_ask() -> None:
         held.proc.send_signal(signal.SIGTERM)
         assert held.read()["error"]["code"] == "ASK_ABORTED"
         assert held.wait() == 143
+
+
+def test_a_signal_while_a_batch_is_written_stops_the_ask_that_would_wait() -> None:
+    # 200 answers of ~560 bytes overfill the stdout pipe, so the write of
+    # this one read blocks until the test reads; the signal comes during it,
+    # is only noted (no line is cut), and must still stop the session at the
+    # ask after the batch, which would otherwise have waited for ever.
+    long_text = "x" * 500
+    with Held("--answerers", "env,hold", env={"USERQ_ANSWER_KNOWN": long_text}) as held:
+        held.send(*(ask(f"k{n}", questions=KNOWN) for n in range(200)), ask("waits"))
+        assert held.read()["id"] == "k0"  # the write has begun, and cannot finish yet
+        held.proc.send_signal(signal.SIGTERM)
+        rest = held.read_all()
+        assert [r["id"] for r in rest] == [f"k{n}" for n in range(1, 200)] + ["waits"]
+        assert rest[-1]["error"]["code"] == "ASK_ABORTED"
+        assert held.wait() == 143
+
+
+@pytest.mark.parametrize(
+    "chain", [["--answerers", "env"], ["--answerers", "relay", "--relay", f"{USERQ} serve"]]
+)
+def test_a_failing_stdout_is_said_and_stops_the_session(chain: list[str]) -> None:
+    # /dev/full: every write fails with ENOSPC, not EPIPE. The relay's answer
+    # comes through the event loop, after a handover.
+    with open("/dev/full", "wb") as full:
+        result = subprocess.run(
+            [USERQ, *chain],
+            input=json.dumps(ask("r1", questions=KNOWN)).encode() + b"\n",
+            stdout=full,
+            stderr=subprocess.PIPE,
+            env=clean_env({"USERQ_ANSWER_KNOWN": "k"}),
+            start_new_session=True,
+            timeout=30,
+            check=False,
+        )
+    assert result.returncode == 141
+    assert result.stderr.decode() == "userq: cannot write answers: No space left on device\n"

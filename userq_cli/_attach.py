@@ -59,44 +59,58 @@ def attach(path: Path) -> int:
 
 def _copy(stdin: int, connection: socket.socket, stdout: int) -> int:
     """stdin -> connection and connection -> stdout, until the listener is
-    done; the exit status."""
-    poller = select.poll()
-    poller.register(connection, select.POLLIN)
-    poller.register(stdout, 0)  # errors only: its reader went away
-    poller.register(stdin, select.POLLIN)  # a regular file polls as always readable
-    input_open = True
+    done; the exit status.
+
+    The connection is never written with a blocking send: a listener stops
+    reading a client that has a backlog of answers to take, so this side
+    must go on reading answers while its requests wait to be sent, or each
+    would wait for the other. Requests read but not yet sent are ``unsent``;
+    stdin is read again only once they are."""
+    connection.setblocking(False)
+    unsent = b""
+    input_open, shut = True, False
     while True:
-        for fd, _ in poller.poll():
+        poller = select.poll()
+        poller.register(stdout, 0)  # errors only: its reader went away
+        poller.register(connection, select.POLLIN | (select.POLLOUT if unsent else 0))
+        if input_open and not unsent:
+            poller.register(stdin, select.POLLIN)  # a regular file is always ready
+        for fd, events in poller.poll():
             if fd == stdout:
                 return EXIT_STDOUT_CLOSED  # closing the connection tells the listener
             if fd == stdin:
+                unsent = os.read(stdin, _CHUNK)
+                input_open = bool(unsent)
+                continue
+            if events & select.POLLOUT and unsent:
                 try:
-                    input_open = _forward(stdin, connection)
+                    unsent = unsent[connection.send(unsent) :]
                 except OSError:  # BrokenPipeError, ConnectionResetError
                     return EXIT_LISTENER_GONE
-                if not input_open:
-                    poller.unregister(stdin)
-                continue
-            try:
-                data = connection.recv(_CHUNK)
-            except ConnectionResetError:
-                data = b""
-            if not data:
-                return EXIT_LISTENER_GONE if input_open else 0
-            try:
-                _write_all(stdout, data)
-            except BrokenPipeError:
-                return EXIT_STDOUT_CLOSED
+            if events & ~select.POLLOUT:  # answers, or the listener's end
+                status = _take_answers(connection, stdout, done=not (input_open or unsent))
+                if status is not None:
+                    return status
+        if not (input_open or unsent or shut):
+            connection.shutdown(socket.SHUT_WR)  # the listener answers what is pending
+            shut = True
 
 
-def _forward(stdin: int, connection: socket.socket) -> bool:
-    """One read of stdin sent on; False at its end (the listener is told)."""
-    data = os.read(stdin, _CHUNK)
-    if data:
-        connection.sendall(data)
-        return True
-    connection.shutdown(socket.SHUT_WR)
-    return False
+def _take_answers(connection: socket.socket, stdout: int, *, done: bool) -> int | None:
+    """What the listener has sent, to stdout; the exit status once it is over."""
+    try:
+        data = connection.recv(_CHUNK)
+    except BlockingIOError:
+        return None
+    except ConnectionResetError:
+        data = b""
+    if not data:
+        return 0 if done else EXIT_LISTENER_GONE
+    try:
+        _write_all(stdout, data)
+    except BrokenPipeError:
+        return EXIT_STDOUT_CLOSED
+    return None
 
 
 def _write_all(fd: int, data: bytes) -> None:

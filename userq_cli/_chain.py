@@ -2,7 +2,8 @@
 
 An answerer is one module with one class satisfying `Answerer`; the chain knows
 nothing about any particular answerer, so adding one (the terminal prompt, a
-relay, a defaults policy) touches only the registry in `_answerers`.
+relay, a defaults policy) touches only the registry in `_answerers`; the
+optional hooks below are looked up by name.
 """
 
 from __future__ import annotations

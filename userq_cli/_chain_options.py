@@ -51,7 +51,7 @@ class ChainOptions:
             answers=tuple(Path(path) for path in params["answers"] or ()),
             answerers=params["answerers"],
             timeout=params["timeout"],
-            max_line_bytes=params.get("max_line_bytes"),  # serve's alone
+            max_line_bytes=params.get("max_line_bytes"),  # serve's and listen's alone
             plain=params["plain"],
             record=None if params["record"] is None else Path(params["record"]),
             relay=params["relay"],

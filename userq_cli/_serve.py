@@ -24,9 +24,11 @@ from ._serve_sync import (
     EXIT_SIGNALS,
     EXIT_STDOUT_CLOSED,
     Handover,
+    aborted,
     answer_now,
     internal_error,
     read_chunk,
+    write_responses,
 )
 from ._server import AbortAsk, Event, Server, StartAsk, Ticket
 
@@ -46,9 +48,9 @@ class ServeLoop:
         source: AsyncIterator[bytes],
         sink: Callable[[bytes], None],
     ) -> None:
-        """``source`` yields request bytes (stdin, or one prepared line for the
-        one-question commands); ``sink`` takes response bytes and may raise
-        BrokenPipeError when nobody reads them any more."""
+        """``source`` yields request bytes (stdin after a handover, the
+        terminal, or a `userq listen` connection); ``sink`` takes response
+        bytes and may raise OSError (BrokenPipeError: nobody reads them)."""
         self._server = server
         self._chain = chain
         self._framer = framer
@@ -65,9 +67,10 @@ class ServeLoop:
         loop = asyncio.get_running_loop()
         for signum in EXIT_SIGNALS:
             loop.add_signal_handler(signum, self.stop, 128 + signum, f"userq got {signum.name}")
-        status = await self.serve(handover)
-        await self._chain.aclose()
-        return status
+        try:
+            return await self.serve(handover)
+        finally:
+            await self._chain.aclose()  # a relay's peer must not outlive userq
 
     async def serve(self, handover: Handover | None = None) -> int:
         """Serve until the source ends and every ask has its response; from
@@ -86,6 +89,11 @@ class ServeLoop:
     async def _read_requests(self, handover: Handover | None) -> None:
         if handover is not None:
             self._start_task(handover.ticket)
+            noted = handover.signals
+            if noted is not None and noted.status:
+                # It came before this loop's handlers were in place.
+                self.stop(noted.status, noted.reason)
+                return
             await self._let_run()
             for frame in handover.frames:
                 await self._receive(frame)
@@ -153,7 +161,7 @@ class ServeLoop:
             return UserQuestionError("ASK_ABORTED", f"no answer within {seconds:g} seconds")
         except asyncio.CancelledError:
             # Only this loop cancels ask tasks, always through an AbortAsk.
-            return _aborted(ticket)
+            return aborted(ticket)
         except UserQuestionError as error:
             return error
         except Exception as exc:  # an answerer bug must not take the other asks down
@@ -163,7 +171,7 @@ class ServeLoop:
         del self._tasks[ticket]
         if task.cancelled():
             # Cancelled before its first step, so _run_ask never ran at all.
-            self._server.finish(ticket, _aborted(ticket))
+            self._server.finish(ticket, aborted(ticket))
             self._flush()
 
     # --- output and stopping ----------------------------------------------
@@ -172,10 +180,7 @@ class ServeLoop:
         data = self._server.data_to_send()
         if not data:
             return
-        try:
-            self._sink(data)
-        except BrokenPipeError:
-            # Nobody is reading the answers any more: stop quietly.
+        if not write_responses(self._sink, data):
             self._sink = _discard
             self.stop(EXIT_STDOUT_CLOSED, "stdout was closed")
 
@@ -189,18 +194,15 @@ class ServeLoop:
         self._handle(self._server.abort_all(reason))
 
 
-def _aborted(ticket: Ticket) -> UserQuestionError:
-    return UserQuestionError("ASK_ABORTED", ticket.abort_reason or "aborted")
-
-
 def _discard(data: bytes) -> None:
     pass
 
 
 async def fd_source(fd: int) -> AsyncIterator[bytes]:
     """Chunks read from ``fd`` by a thread with blocking reads: that works for
-    pipes, terminals and regular files alike (an event loop cannot poll a
-    regular file). A semaphore bounds the chunks read ahead of the parser."""
+    pipes and regular files alike (an event loop cannot poll a regular file;
+    a terminal is read by `_terminal_share` instead). A semaphore bounds the
+    chunks read ahead of the parser."""
     chunks: asyncio.Queue[bytes] = asyncio.Queue()
     slots = threading.Semaphore(_READ_AHEAD)
     loop = asyncio.get_running_loop()

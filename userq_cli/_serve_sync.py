@@ -17,8 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from types import FrameType
 
@@ -38,13 +37,16 @@ EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE
 Sink = Callable[[bytes], None]
 
 
-@dataclass(frozen=True)
+@dataclass
 class Handover:
     """Where the synchronous loop stopped: an ask that must wait, already
-    started, and the frames of the same read that follow it."""
+    started, and the frames of the same read that follow it. ``signals``
+    still notes a stop signal until the event loop's own handlers are in
+    place; a signal noted by then stops the event loop at once."""
 
     ticket: Ticket
     frames: list[Frame]
+    signals: _StopSignals | None = None
 
 
 def serve(
@@ -85,29 +87,50 @@ def serve_at_once(
     """Answer every ask as it is read; the exit status, or the handover at
     the first ask that must wait. No ask is ever pending between two lines
     here, so there is nothing to abort when a signal or EPIPE ends the run."""
-    with _stop_signals() as stop:
-        while True:
-            try:
-                chunk = stop.reading(read)
-            except _Stopped:
-                return stop.status
-            frames = framer.feed(chunk) if chunk else framer.close()
-            handover = _receive(server, chain, frames)
-            if handover is not None and stop.status:
-                # A signal came while this read was answered: the ask that
-                # would wait is aborted, as the event loop would abort it.
-                server.abort_all(stop.reason)
-                server.finish(handover.ticket, _aborted(handover.ticket))
-                handover = None
-            # Written once per read, while the input was already in memory,
-            # and always before the next read might block (or a prompt wait):
-            # a client waiting for one answer gets it without writing more.
-            if not _write(sink, server.data_to_send()):
-                return EXIT_STDOUT_CLOSED
-            if handover is not None:
-                return handover
-            if stop.status or not chunk:
-                return stop.status
+    stop = _StopSignals()
+    previous = {signum: signal.signal(signum, stop.caught) for signum in EXIT_SIGNALS}
+    outcome = _serve_with(stop, server, chain, framer, read, sink)
+    if isinstance(outcome, int):
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    else:
+        # Left in place: a signal before the event loop's handlers take over
+        # is noted, not fatal, and the event loop acts on it (Handover).
+        outcome.signals = stop
+    return outcome
+
+
+def _serve_with(
+    stop: _StopSignals,
+    server: Server,
+    chain: Chain,
+    framer: LineFramer,
+    read: Callable[[], bytes],
+    sink: Sink,
+) -> int | Handover:
+    while True:
+        try:
+            chunk = stop.reading(read)
+        except _Stopped:
+            return stop.status
+        frames = framer.feed(chunk) if chunk else framer.close()
+        handover = _receive(server, chain, frames)
+        # Written once per read, while the input was already in memory,
+        # and always before the next read might block (or a prompt wait):
+        # a client waiting for one answer gets it without writing more.
+        if not write_responses(sink, server.data_to_send()):
+            return EXIT_STDOUT_CLOSED
+        if handover is not None and stop.status:
+            # A signal came while this read was answered or written: the ask
+            # that would wait is aborted, as the event loop would abort it.
+            server.abort_all(stop.reason)
+            server.finish(handover.ticket, aborted(handover.ticket))
+            write_responses(sink, server.data_to_send())
+            return stop.status
+        if handover is not None:
+            return handover
+        if stop.status or not chunk:
+            return stop.status
 
 
 def _receive(server: Server, chain: Chain, frames: list[Frame]) -> Handover | None:
@@ -140,16 +163,21 @@ def internal_error(exc: Exception) -> UserQuestionError:
     return UserQuestionError("INTERNAL_ERROR", f"internal error while answering: {exc!r}")
 
 
-def _aborted(ticket: Ticket) -> UserQuestionError:
+def aborted(ticket: Ticket) -> UserQuestionError:
     return UserQuestionError("ASK_ABORTED", ticket.abort_reason or "aborted")
 
 
-def _write(sink: Sink, data: bytes) -> bool:
-    """False when nobody reads stdout any more."""
+def write_responses(sink: Sink, data: bytes) -> bool:
+    """False when stdout can take no more: its reader went away (quietly), or
+    writing failed otherwise (a full disk: said on stderr). Both loops then
+    stop as for a closed stdout; no answer is ever reported as given."""
     if data:
         try:
             sink(data)
         except BrokenPipeError:
+            return False
+        except OSError as exc:
+            print(f"userq: cannot write answers: {exc.strerror or exc}", file=sys.stderr)
             return False
     return True
 
@@ -204,14 +232,3 @@ class _StopSignals:
             return read()
         finally:
             self._in_read = False
-
-
-@contextmanager
-def _stop_signals() -> Iterator[_StopSignals]:
-    stop = _StopSignals()
-    previous = {signum: signal.signal(signum, stop.caught) for signum in EXIT_SIGNALS}
-    try:
-        yield stop
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)

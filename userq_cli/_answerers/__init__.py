@@ -1,7 +1,8 @@
 """The registry of answerers: name -> factory. One answerer, one module.
 
-Adding an answerer is one module plus one line here; no other answerer and
-neither the chain nor the serve loop changes.
+Adding an answerer is its module (with private helpers of its own, as the
+relay's `_relay_link` and `_relay_peer`) plus one line here; no other
+answerer, and neither the chain nor the serve loop, changes.
 """
 
 from __future__ import annotations

@@ -105,7 +105,6 @@ class RelayLink:
         self.hello: PeerHello | None = None
         self._lines_sent = 0
         self._held: dict[str, Sent] = {}  # by relay id: what the peer has yet to answer
-        self._ask_lines: dict[int, Sent] = {}  # the same, by the line that asked
         self._agents: dict[str, str | None] = {}  # told the peer: id -> instance
         self._serial = 0
 
@@ -133,7 +132,6 @@ class RelayLink:
         data += self._line(forwarded)
         sent = Sent(relay_id, self._lines_sent, questions)
         self._held[relay_id] = sent
-        self._ask_lines[sent.line] = sent
         return sent, data
 
     def cancel(self, sent: Sent) -> bytes:
@@ -157,6 +155,8 @@ class RelayLink:
             raise PeerViolation(
                 f"a line that is not a protocol response ({exc}): {_excerpt(data)}"
             ) from None
+        except RecursionError:  # msgspec's limit: no response nests a thousand deep
+            raise PeerViolation(f"a line nested too deeply: {_excerpt(data)}") from None
         if isinstance(response, HelloResponse):
             self.hello = msgspec.convert(msgspec.to_builtins(response), PeerHello)
             return None
@@ -177,7 +177,8 @@ class RelayLink:
             # No id: the peer could not read the line. An ask's line number
             # says which ask; any other line was a hello, register or cancel
             # that a minimal peer refused, which costs nothing.
-            sent = self._ask_lines.get(response.error.line)
+            line = response.error.line  # rare: a linear search is plenty
+            sent = next((held for held in self._held.values() if held.line == line), None)
             if sent is None:
                 return None
         else:
@@ -186,7 +187,6 @@ class RelayLink:
             # Every ask is answered once: this one was never sent, or twice.
             raise PeerViolation(f"a response to no ask it holds: {_excerpt(data)}")
         del self._held[sent.relay_id]
-        del self._ask_lines[sent.line]
         return sent
 
     def _register(self, agent: AgentRef | None) -> bytes:

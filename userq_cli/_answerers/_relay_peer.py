@@ -1,0 +1,225 @@
+"""The relay's peer process: one incarnation of the command, what was sent
+to it, who waits for which of its answers, and its end.
+
+Apart from `relay` so that a chain with a relay configured but never reached
+(``USERQ_RELAY`` exported, every ask preseeded) loads no event loop:
+this module, and asyncio with it, is imported when a question reaches it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+import signal
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from .._errors import UserQuestionError, quote
+from .._framing import DEFAULT_MAX_LINE_BYTES, Frame, LineFramer, OversizedLine
+from .._messages import AskUserQuestionItem, AskUserQuestionRequest
+from ._relay_link import Answered, Declined, Failed, Outcome, PeerViolation, RelayLink, Sent
+
+# How long a peer may take to answer a cancel with its ASK_ABORTED before it
+# counts as hung and is stopped. A userq peer answers at once; the margin is
+# for a slow link (ssh over a bad network) and a busy machine.
+CANCEL_GRACE = 5.0
+# How long a peer gets to exit after its stdin is closed at the end (it may
+# still be erasing a prompt), and after SIGTERM, before it is killed.
+EXIT_GRACE = 2.0
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    """The peer ended before it said anything: nobody was reached (an ssh to a
+    machine that is off, say), so the questions pass on down the chain."""
+
+    reason: str
+
+
+class Peer:
+    """One incarnation of the peer process: what was sent to it, who waits
+    for which of its answers, and its end."""
+
+    def __init__(self, process: asyncio.subprocess.Process, command: str) -> None:
+        self._process = process
+        self._command = command
+        self.link = RelayLink()
+        self.alive = True
+        self._spoke = False  # has written a protocol line
+        self._waiting: dict[str, asyncio.Future[Outcome | Unreachable]] = {}
+        self._watches: list[asyncio.TimerHandle] = []
+        self._reader = asyncio.create_task(self._read())
+        self._ended: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, argv: Sequence[str], environ: Mapping[str, str]) -> Peer:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            env=dict(environ),
+        )
+        peer = cls(process, shlex.join(argv))
+        peer._write(peer.link.greet())
+        return peer
+
+    @property
+    def reaped(self) -> bool:
+        return self._process.returncode is not None
+
+    async def ask(
+        self,
+        request: AskUserQuestionRequest,
+        questions: Sequence[AskUserQuestionItem],
+        remaining: float | None,
+    ) -> Answered | Declined | Unreachable:
+        """The peer's outcome for these questions; raises the error that ends
+        the ask when the peer failed it, or when the peer itself failed."""
+        sent, data = self.link.ask(request, questions, remaining)
+        waiter: asyncio.Future[Outcome | Unreachable] = asyncio.get_running_loop().create_future()
+        self._waiting[sent.relay_id] = waiter
+        self._write(data)
+        try:
+            outcome = await waiter
+        except asyncio.CancelledError:
+            self._withdraw(sent)
+            raise
+        if isinstance(outcome, Failed):
+            raise outcome.error
+        return outcome
+
+    def _withdraw(self, sent: Sent) -> None:
+        """This side stopped waiting (cancel, timeout, signal): tell the peer,
+        and give it CANCEL_GRACE seconds to show it is still listening."""
+        if self._waiting.pop(sent.relay_id, None) is None or not self.alive:
+            return
+        self._write(self.link.cancel(sent))
+        loop = asyncio.get_running_loop()
+        watch = loop.call_later(CANCEL_GRACE, self._check_cancelled, sent)
+        self._watches = [w for w in self._watches if w.when() > loop.time()] + [watch]
+
+    def _check_cancelled(self, sent: Sent) -> None:
+        if self.alive and self.link.holds(sent):
+            self._stop(
+                f"did not acknowledge the cancel of {quote(sent.relay_id)} within"
+                f" {CANCEL_GRACE:g} seconds, so it counts as hung"
+            )
+
+    # --- the peer's output ------------------------------------------------
+
+    async def _read(self) -> None:
+        assert self._process.stdout is not None
+        # The same framing as userq's own input: a runaway peer cannot make
+        # this side buffer an unbounded line either.
+        framer = LineFramer(DEFAULT_MAX_LINE_BYTES)
+        try:
+            while chunk := await self._process.stdout.read(_CHUNK):
+                for frame in framer.feed(chunk):
+                    self._take(frame)
+            for frame in framer.close():
+                self._take(frame)
+        except PeerViolation as exc:
+            self._stop(f"wrote {exc}")
+            return
+        except Exception as exc:  # a bug here must not leave every relayed ask waiting
+            self._stop(f"could not be read ({exc!r})")
+            return
+        # End of its output: it can answer nothing more, whether it exited
+        # or only closed its stdout.
+        try:
+            status = await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
+        except TimeoutError:
+            self._stop("closed its output")
+        else:
+            self._stop(f"exited ({_status(status)})")
+
+    def _take(self, frame: Frame) -> None:
+        if isinstance(frame, OversizedLine):
+            raise PeerViolation(f"a line over {frame.limit} bytes (line {frame.number})")
+        self._spoke = True  # even a line that is not protocol: somebody was reached
+        outcome = self.link.receive(frame.data)
+        if outcome is None:
+            return
+        waiter = self._waiting.pop(outcome.relay_id, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(outcome)
+
+    # --- the end ----------------------------------------------------------
+
+    def _stop(self, what_happened: str) -> None:
+        """Stop the peer; the asks waiting on it end with ASK_ABORTED, or pass
+        on down the chain if it never said a thing (nobody was reached)."""
+        if not self.alive:
+            return
+        self.alive = False
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        self._ended = asyncio.create_task(self._terminate())
+        if not self._waiting:
+            print(f"userq: relay: {quote(self._command)} {what_happened}", file=sys.stderr)
+        unreachable = not self._spoke
+        message = (
+            f"the relay peer {quote(self._command)} {what_happened} before answering;"
+            " the next question that reaches the relay starts it again"
+        )
+        for waiter in self._waiting.values():
+            if waiter.done():
+                continue
+            if unreachable:
+                waiter.set_result(Unreachable(f"{what_happened} before it said anything"))
+            else:
+                waiter.set_exception(UserQuestionError("ASK_ABORTED", message))
+        self._waiting.clear()
+
+    async def _terminate(self) -> None:
+        """SIGTERM, then SIGKILL after EXIT_GRACE: the peer is gone after this."""
+        if self._process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            await self._process.wait()
+
+    async def aclose(self) -> None:
+        """userq is done: end of input for a live peer, which then exits as a
+        userq does at EOF; one that does not is stopped."""
+        for watch in self._watches:
+            watch.cancel()
+        if self.alive:
+            self.alive = False
+            if self._process.stdin is not None:
+                self._process.stdin.close()
+            self._ended = asyncio.create_task(self._exit_or_terminate())
+        if self._ended is not None:
+            await self._ended
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+    async def _exit_or_terminate(self) -> None:
+        try:
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
+        except TimeoutError:
+            await self._terminate()
+
+    def _write(self, data: bytes) -> None:
+        stdin = self._process.stdin
+        if stdin is None or stdin.is_closing():
+            return  # the reader sees the peer go and fails what waits on it
+        # No drain: the writes are small and must not make an ask wait on
+        # the pipe; a peer that is gone shows up as EOF on its stdout.
+        with contextlib.suppress(ConnectionError):
+            stdin.write(data)
+
+
+def _status(returncode: int) -> str:
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-returncode).name}"
+    return f"exit status {returncode}"
