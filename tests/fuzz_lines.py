@@ -269,14 +269,23 @@ def hostile_lines(count: int, seed: int) -> Iterator[tuple[str, bytes]]:
 
 
 class _OutOfRange(ValueError):
-    """A number msgspec refuses too: NaN, Infinity, or beyond a double."""
+    """NaN or Infinity, which msgspec refuses anywhere, even in an unknown field."""
 
 
-def _finite(text: str) -> float:
+class _Huge:
+    """A number beyond a double. msgspec refuses it only where a field is
+    read: in an unknown field, skipped, it is accepted (as by Python's json)."""
+
+
+def _finite(text: str) -> float | _Huge:
     value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise _OutOfRange(text)
-    return value
+    return _Huge() if value in (float("inf"), float("-inf")) else value
+
+
+def _integer(text: str) -> int | _Huge:
+    # Python's own limit on integer digits; msgspec skips such a number in an
+    # unknown field too.
+    return int(text) if len(text.lstrip("-")) <= 4300 else _Huge()
 
 
 def _reject_constant(name: str) -> None:
@@ -287,7 +296,7 @@ def _has_surrogate(obj: Any) -> bool:
     """A lone surrogate from a ``\\ud800`` escape: Python's json takes it,
     msgspec refuses it."""
     try:
-        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        json.dumps(obj, ensure_ascii=False, default=lambda huge: 0).encode("utf-8")
     except UnicodeEncodeError:
         return True
     return False
@@ -314,8 +323,14 @@ def _silent_request_ok(obj: dict[str, Any]) -> bool:
 
 
 def decoded(line: bytes) -> Any:
-    """Python's strict reading of a line, or raise ValueError/RecursionError."""
-    return json.loads(line.decode("utf-8"), parse_constant=_reject_constant, parse_float=_finite)
+    """Python's strict reading of a line, or raise ValueError/RecursionError.
+    A number beyond a double is read as a `_Huge`, which no field accepts."""
+    return json.loads(
+        line.decode("utf-8"),
+        parse_constant=_reject_constant,
+        parse_float=_finite,
+        parse_int=_integer,
+    )
 
 
 def expected_counts(line: bytes) -> set[int]:

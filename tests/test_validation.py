@@ -5,7 +5,7 @@ from typing import Any
 
 import msgspec
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from userq_cli._errors import UserQuestionError
@@ -15,6 +15,7 @@ from userq_cli._validation import (
     _duplicates,
     check_intents,
     check_not_empty,
+    convert_request,
     parse_request,
 )
 
@@ -126,6 +127,101 @@ def test_bad_intents(question: dict[str, Any], needle: str) -> None:
 
 def test_unknown_intent_kind_is_accepted() -> None:
     check_intents(parse({"questions": [q(detail="d", intent={"kind": "diff", "extra": 1})]}))
+
+
+# --- one typed decode per line ------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["ask", "hello"])
+@pytest.mark.parametrize("number", [b"1e400", b"-1e400", b"9" * 5_000])
+def test_a_number_beyond_a_double_in_an_unknown_field_is_ignored(kind: str, number: bytes) -> None:
+    # The typed decoder skips unknown fields; the documented rule is that
+    # they are ignored, whatever valid JSON they hold, and for every type.
+    line = b'{"type":"%s","id":"r","questions":[{"id":"q","question":"?"}],"x":%s}' % (
+        kind.encode(),
+        number,
+    )
+    request = parse_request(line)
+    assert type(request) is {"ask": AskUserQuestionRequest, "hello": HelloRequest}[kind]
+
+
+@pytest.mark.parametrize("kind", ["ask", "hello", "cancel"])
+def test_invalid_utf8_anywhere_is_a_bad_line(kind: str) -> None:
+    # The typed decoder skips an unknown field's bytes without checking their
+    # UTF-8; parse_request checks every line's first.
+    line = b'{"type":"%s","id":"r","questions":[],"later":"caf\xe9"}' % kind.encode()
+    where = line.index(b"\xe9")  # counted from 0, as msgspec counts
+    with pytest.raises(BadLine, match=f"not valid JSON: invalid UTF-8 at byte {where}$"):
+        parse_request(line)
+
+
+_LEAF = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats()
+    | st.text(max_size=4)
+    | st.sampled_from(["", "1", "0.5", "true", "null", "A"])  # what a lax reading would take
+)
+_JSON = _LEAF | st.recursive(
+    _LEAF,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+# Requests, and the fields a test may set in each: the ask's own, or (the
+# second template) its first question's.
+_TEMPLATES: list[tuple[dict[str, Any], list[str]]] = [
+    (
+        {"id": "r", "questions": [q(options=[{"label": "A"}, {"label": "B"}])]},
+        ["type", "id", "questions", "agent", "timeout", "x"],
+    ),
+    (
+        {"questions": [q(detail="d", options=[{"label": "A"}])]},
+        ["questions.id", "question", "options", "multiSelect", "detail", "intent", "x"],
+    ),
+    ({"type": "hello"}, ["type", "id", "x"]),
+    ({"type": "cancel", "id": "r"}, ["type", "id", "x"]),
+    ({"type": "register", "agent": {"id": "a", "owner": "o"}}, ["agent", "x"]),
+    ({"type": "unregister", "agent": {"id": "a"}}, ["agent", "id", "x"]),
+]
+
+
+def _request_like(draw: st.DrawFn) -> dict[str, Any]:
+    template, fields = draw(st.sampled_from(_TEMPLATES))
+    obj = json.loads(json.dumps(template))
+    changes = draw(st.dictionaries(st.sampled_from(fields), _JSON, min_size=1, max_size=2))
+    for field, value in changes.items():
+        if field in ("question", "options", "multiSelect", "detail", "intent", "questions.id"):
+            obj["questions"][0][field.removeprefix("questions.")] = value
+        else:
+            obj[field] = value
+    return obj
+
+
+@settings(max_examples=400)
+@given(st.composite(_request_like)())
+def test_the_typed_decode_reads_a_line_as_converting_it_would(obj: dict[str, Any]) -> None:
+    # parse_request decodes each line once, typed; what it gives (or refuses)
+    # must be what decoding untyped and converting gives.
+    line = json.dumps(obj, allow_nan=False).encode() if _finite(obj) else b"{}"
+    try:
+        expected = convert_request(msgspec.json.decode(line))
+    except BadLine as error:
+        with pytest.raises(BadLine) as info:
+            parse_request(line)
+        assert info.value.ask_id == error.ask_id
+    else:
+        assert parse_request(line) == expected
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return value == value and abs(value) != float("inf")
+    if isinstance(value, dict):
+        return all(map(_finite, value.values()))
+    return all(map(_finite, value)) if isinstance(value, list) else True
 
 
 # --- hostile lines (issue 6) ---------------------------------------------------
