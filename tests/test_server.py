@@ -9,16 +9,21 @@ import pytest
 
 from userq_cli._errors import UserQuestionError
 from userq_cli._framing import Line, OversizedLine
-from userq_cli._messages import AskUserQuestionAnswer, AskUserQuestionAnswerItem, HelloResponse
-from userq_cli._server import AbortAsk, Server, StartAsk, Ticket
+from userq_cli._messages import (
+    AskUserQuestionAnswer,
+    AskUserQuestionAnswerItem,
+    AskUserQuestionRequest,
+    HelloResponse,
+)
+from userq_cli._server import AbortAsk, AnswerNow, Outcome, Server, StartAsk, Ticket
 
 
 class Harness:
-    def __init__(self) -> None:
+    def __init__(self, answer_now: AnswerNow | None = None) -> None:
         self.hello = HelloResponse(
             protocol=1, version="9.9", answerers=["env", "tty"], interactive=True
         )
-        self.server = Server(hello=lambda: self.hello)
+        self.server = Server(hello=lambda: self.hello, answer_now=answer_now)
         self.line = 0
 
     def send(self, obj: Any) -> list[Any]:
@@ -196,3 +201,48 @@ def test_a_bug_on_one_line_answers_that_line_and_the_next_is_read(
     assert (error["error"]["code"], error["error"]["line"]) == ("INTERNAL_ERROR", 1)
     assert "planted" in error["error"]["message"]
     assert hello["type"] == "hello"
+
+
+def _at_once_unless_held(request: AskUserQuestionRequest) -> Outcome | None:
+    """What a chain does: asks whose question is "held" must wait, "bad" ones
+    end with an error, the rest are answered at once."""
+    question = request.questions[0].id
+    if question == "held":
+        return None
+    if question == "bad":
+        return UserQuestionError("BAD_ANSWER", "does not fit")
+    items = [AskUserQuestionAnswerItem(id=question, selected=[])]
+    return AskUserQuestionAnswer(id=request.id, answers=items, sources={question: "env"})
+
+
+def held(ask_id: str | None = None) -> dict[str, Any]:
+    return {**({"id": ask_id} if ask_id else {}), "questions": [{"id": "held", "question": "?"}]}
+
+
+def test_an_ask_answered_at_once_is_answered_within_receive() -> None:
+    h = Harness(_at_once_unless_held)
+    assert h.send(ask("a")) == []
+    assert h.send({"id": "b", "questions": [{"id": "bad", "question": "?"}]}) == []
+    assert [(r["type"], r["id"]) for r in h.out()] == [("answer", "a"), ("error", "b")]
+    assert h.server.pending == []
+    # Never pending, so its id is free at once, and a cancel finds nothing.
+    assert h.send(ask("a")) == [] and h.send({"type": "cancel", "id": "a"}) == []
+    assert [r["id"] for r in h.out()] == ["a"]
+
+
+def test_an_ask_that_must_wait_is_started() -> None:
+    h = Harness(_at_once_unless_held)
+    ticket = h.start(held("w"))
+    assert h.server.pending == [ticket] and h.out() == []
+    h.answer(ticket)
+    assert [r["id"] for r in h.out()] == ["w"]
+
+
+def test_an_unnamed_ask_answered_at_once_waits_its_turn() -> None:
+    # Responses without an id go out in arrival order, however they ended.
+    h = Harness(_at_once_unless_held)
+    waiting = h.start(held())
+    h.send(ask())
+    assert h.out() == []
+    h.answer(waiting)
+    assert [r["answers"][0]["id"] for r in h.out()] == ["held", "q"]

@@ -152,9 +152,8 @@ class Chain:
         """Answer every question of a validated ask, or raise `UserQuestionError`."""
         answers = _Answers(request)
         for answerer in self.answerers:
-            if not answers.open:
+            if not answers.take(answerer.name, await answerer.answer(request, answers.open)):
                 break
-            answers.take(answerer.name, await answerer.answer(request, answers.open))
         return answers.result(self._no_provider)
 
     def answer_now(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
@@ -164,13 +163,11 @@ class Chain:
         without an event loop."""
         answers = _Answers(request)
         for name, answer_now in self._now:
-            if not answers.open:
-                break
             values = answer_now(request, answers.open) if answer_now else None
             if values is None:
                 return None
-            if values:  # an answerer with nothing to say is the usual case
-                answers.take(name, values)
+            if values and not answers.take(name, values):
+                break  # all answered: the usual preseeded ask, at its first answerer
         return answers.result(self._no_provider)
 
 
@@ -185,9 +182,10 @@ class _Answers:
         self.items: dict[str, AskUserQuestionAnswerItem] = {}
         self.sources: dict[str, str] = {}
 
-    def take(self, source: str, values: Mapping[str, AnswerValue]) -> None:
+    def take(self, source: str, values: Mapping[str, AnswerValue]) -> bool:
+        """Take what ``source`` answered; whether any question is still open."""
         if not values:
-            return  # nothing answered here: the same questions stay open
+            return bool(self.open)  # nothing answered here: the same questions stay open
         still_open = []
         for question in self.open:
             if question.id in values:
@@ -196,6 +194,7 @@ class _Answers:
             else:
                 still_open.append(question)
         self.open = still_open
+        return bool(still_open)
 
     def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
         if self.open:  # what no answerer answered, in request order

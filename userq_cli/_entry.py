@@ -16,7 +16,6 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
-from functools import partial
 from pathlib import Path
 
 from ._answerers import StartupError
@@ -121,8 +120,7 @@ def _group_options(args: list[str], answerers: str | None) -> ChainOptions | Non
 
 def run_serve(options: ChainOptions) -> int:
     """``userq serve``: stdin to stdout until EOF; the exit status."""
-    from ._serve_sync import fd_sink, read_chunk, serve
-    from ._server import Server
+    from ._serve_sync import chain_server, fd_sink, read_chunk, serve
 
     if sys.stdin is None:
         print(
@@ -143,7 +141,7 @@ def run_serve(options: ChainOptions) -> int:
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    server = Server(hello=partial(chain.hello, __version__))
+    server = chain_server(chain, __version__)
     framer = LineFramer(options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
     sink = fd_sink(sys.stdout.fileno())
     if share is not None:

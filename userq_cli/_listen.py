@@ -35,8 +35,7 @@ from ._chain import Chain
 from ._chain_options import ChainOptions
 from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
 from ._serve import ServeLoop
-from ._serve_sync import EXIT_SIGNALS
-from ._server import Server
+from ._serve_sync import EXIT_SIGNALS, chain_server
 from ._socket_path import (
     SOCKET_VARIABLE,
     SocketPathError,
@@ -165,7 +164,7 @@ class Listener:
             writer.transport.abort()
             return
         session = ServeLoop(
-            Server(hello=partial(self._chain.hello, __version__)),
+            chain_server(self._chain, __version__),
             self._chain,
             framer=LineFramer(self._max_line_bytes),
             default_timeout=self._default_timeout,

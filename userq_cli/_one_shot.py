@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from functools import partial
 
 import msgspec
 
@@ -67,13 +66,12 @@ class Outcome:
 def ask_one(
     question: AskUserQuestionItem, chain: Chain, *, ask_id: str, timeout: float | None
 ) -> Outcome:
-    from ._serve_sync import serve
-    from ._server import Server
+    from ._serve_sync import chain_server, serve
 
     request = AskUserQuestionRequest(id=ask_id, questions=[question])
     line = encode_line(request)
     output = bytearray()
-    server = Server(hello=partial(chain.hello, ""))
+    server = chain_server(chain, "")
     status = serve(
         server,
         chain,

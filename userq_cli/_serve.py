@@ -25,7 +25,6 @@ from ._serve_sync import (
     EXIT_STDOUT_CLOSED,
     Handover,
     aborted,
-    answer_now,
     internal_error,
     read_chunk,
     write_responses,
@@ -118,25 +117,18 @@ class ServeLoop:
         await asyncio.sleep(0)
 
     def _handle(self, events: list[Event]) -> bool:
-        """Act on the server's events; whether an ask task was started."""
+        """Act on the server's events; whether an ask task was started. (The
+        server answered, without an event, the asks the chain answers at
+        once: an ask here must wait, and gets its own task.)"""
         started = False
         for event in events:
             if isinstance(event, StartAsk):
-                started |= self._start_ask(event.ticket)
+                self._start_task(event.ticket)
+                started = True
             elif isinstance(event, AbortAsk) and event.ticket in self._tasks:
                 self._tasks[event.ticket].cancel()
         self._flush()
         return started
-
-    def _start_ask(self, ticket: Ticket) -> bool:
-        # An ask the chain answers at once needs no task (the same outcome,
-        # a task's worth sooner); one that must wait gets its own task.
-        outcome = answer_now(self._chain, ticket.request)
-        if outcome is not None:
-            self._server.finish(ticket, outcome)
-            return False
-        self._start_task(ticket)
-        return True
 
     def _start_task(self, ticket: Ticket) -> None:
         task = asyncio.create_task(self._run_ask(ticket))

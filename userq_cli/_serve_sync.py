@@ -19,6 +19,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from functools import partial
 from types import FrameType
 
 from ._chain import Chain
@@ -114,7 +115,7 @@ def _serve_with(
         except _Stopped:
             return stop.status
         frames = framer.feed(chunk) if chunk else framer.close()
-        handover = _receive(server, chain, frames)
+        handover = _receive(server, frames)
         # Written once per read, while the input was already in memory,
         # and always before the next read might block (or a prompt wait):
         # a client waiting for one answer gets it without writing more.
@@ -133,17 +134,23 @@ def _serve_with(
             return stop.status
 
 
-def _receive(server: Server, chain: Chain, frames: list[Frame]) -> Handover | None:
+def _receive(server: Server, frames: list[Frame]) -> Handover | None:
     for index, frame in enumerate(frames):
-        for event in server.receive(frame):
-            # Only a StartAsk: the other events abort pending asks, and none
-            # is pending here.
+        # The server answers what the chain answers at once; the only event
+        # left is a StartAsk: the other events abort pending asks, and none
+        # is pending here.
+        events = server.receive(frame)
+        if events:
+            (event,) = events
             assert isinstance(event, StartAsk)
-            outcome = answer_now(chain, event.ticket.request)
-            if outcome is None:
-                return Handover(event.ticket, frames[index + 1 :])
-            server.finish(event.ticket, outcome)
+            return Handover(event.ticket, frames[index + 1 :])
     return None
+
+
+def chain_server(chain: Chain, version: str) -> Server:
+    """The protocol's state machine in front of ``chain``: its hello
+    describes the chain, and it answers at once what the chain answers so."""
+    return Server(hello=partial(chain.hello, version), answer_now=partial(answer_now, chain))
 
 
 def answer_now(
