@@ -55,15 +55,25 @@ class LineFramer:
         # cost of a piped batch. Every piece but the last ended with a LF;
         # the pieces live only as long as this read does.
         *ended, rest = data.split(b"\n")
-        for piece in ended:
-            if len(piece) <= self._max + 1 and not self._buffer and not self._skipping:
-                # The usual case, a whole line within one read, skips the
-                # copy through the buffer (a tenth of a piped batch's cost).
-                self._number += 1
-                self._emit(piece, frames)
+        first = 0
+        if ended and (self._buffer or self._skipping):
+            # The first piece ends a line that an earlier read began.
+            self._take(ended[0], 0, len(ended[0]))
+            self._end_line(frames)
+            first = 1
+        number, limit = self._number, self._max
+        for piece in ended[first:]:
+            number += 1
+            if 0 < len(piece) <= limit and piece[-1] != 0x0D and not piece.isspace():
+                # The usual line: whole within this read, and neither blank,
+                # CR-ended nor too long. It skips the buffer and _emit, a
+                # third of the framing cost of a piped batch.
+                frames.append(Line(number, piece))
             else:
+                self._number = number - 1  # _end_line numbers it
                 self._take(piece, 0, len(piece))
                 self._end_line(frames)
+        self._number = number
         self._take(rest, 0, len(rest))  # a line that a later read ends
         return frames
 

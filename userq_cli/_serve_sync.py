@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from functools import partial
 from types import FrameType
 
-from ._chain import Chain
+from ._chain import AnsweredNow, Chain
 from ._errors import UserQuestionError
 from ._framing import Frame, LineFramer
-from ._messages import AskUserQuestionAnswer, AskUserQuestionRequest
+from ._messages import AskUserQuestionRequest
 from ._server import Server, StartAsk, Ticket
 
 # Read size: big enough that a 10 MiB line streams past in few reads, and that
@@ -155,7 +155,7 @@ def chain_server(chain: Chain, version: str) -> Server:
 
 def answer_now(
     chain: Chain, request: AskUserQuestionRequest
-) -> AskUserQuestionAnswer | UserQuestionError | None:
+) -> AnsweredNow | UserQuestionError | None:
     """The chain's outcome if it needs no waiting, else None."""
     try:
         return chain.answer_now(request)

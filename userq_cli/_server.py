@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from ._chain import AnsweredNow
 from ._errors import UserQuestionError, quote
 from ._framing import Frame, OversizedLine
 from ._messages import (
@@ -29,7 +30,15 @@ from ._messages import (
     encode_line,
     encode_line_into,
 )
-from ._validation import BadLine, check_intents, check_not_empty, parse_request
+from ._validation import (
+    BadLine,
+    Shape,
+    ask_shape,
+    check_intents,
+    check_not_empty,
+    check_unique,
+    decode_request,
+)
 
 
 class Ticket(msgspec.Struct, eq=False):
@@ -63,7 +72,12 @@ Event = StartAsk | AbortAsk
 
 Outcome = AskUserQuestionAnswer | UserQuestionError
 #: How an ask ends when the chain answers it without waiting, else None.
-AnswerNow = Callable[[AskUserQuestionRequest], Outcome | None]
+AnswerNow = Callable[[AskUserQuestionRequest], AnsweredNow | UserQuestionError | None]
+
+#: Shapes remembered at most (`ask_shape`): a session asks a handful of
+#: distinct questions, however many times; a stream of ever new ones must
+#: not grow the memo without end, so it is emptied when full.
+MAX_SHAPES = 256
 
 
 class Server:
@@ -77,9 +91,16 @@ class Server:
         ask it answers is answered within `receive`, and never becomes a
         ticket, a pending ask or an event (most asks of a preseeded session:
         that bookkeeping was a sixth of their cost). Without it, every ask
-        is started."""
+        is started.
+
+        An answer given by shape is remembered for that shape: a later ask
+        of the same shape skips the stateless checks it passed and the
+        chain, and gets the same answers (a preseeded batch asks the same
+        questions over and over; this halves what each costs). The stateful
+        checks (a pending id, the agent) are made for every ask."""
         self._hello = hello
         self._answer_now = answer_now
+        self._by_shape: dict[Shape, AskUserQuestionAnswer] = {}
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
         self._pending_ids: dict[str, Ticket] = {}
@@ -103,8 +124,10 @@ class Server:
             self._respond_error(seq, frame.number, None, error)
             return []
         try:
-            request = parse_request(frame.data)
-            return self._dispatch(seq, frame.number, request)
+            request = decode_request(frame.data)  # its checks are in _ask
+            if type(request) is AskUserQuestionRequest:  # most lines
+                return self._ask(seq, frame.number, request)
+            return self._dispatch(request)
         except BadLine as error:
             self._respond_error(seq, frame.number, error.ask_id, error)
         except Exception as exc:
@@ -114,9 +137,8 @@ class Server:
             self._respond_error(seq, frame.number, None, bug)
         return []
 
-    def _dispatch(self, seq: int, line: int, request: Request) -> list[Event]:
-        if isinstance(request, AskUserQuestionRequest):
-            return self._ask(seq, line, request)
+    def _dispatch(self, request: Request) -> list[Event]:
+        """The requests that are not asks."""
         if isinstance(request, CancelRequest):
             ticket = self._pending_ids.get(request.id)
             return self._abort(
@@ -133,18 +155,32 @@ class Server:
         return []
 
     def _ask(self, seq: int, line: int, request: AskUserQuestionRequest) -> list[Event]:
+        shape = ask_shape(request) if self._answer_now is not None else None
+        known = self._by_shape.get(shape) if shape is not None else None
         try:
-            self._validate(request)
+            self._validate(request, seen=known is not None)
         except UserQuestionError as error:
             self._respond_error(seq, line, request.id, error)
             return []
-        if self._answer_now is not None:
-            outcome = self._answer_now(request)
-            if outcome is not None:
-                if request.id is None:
-                    self._unnamed_order.append(seq)
-                self._respond_outcome(seq, line, request.id, outcome)
-                return []
+        if known is not None:
+            # Shared, not copied: an answer is never changed once made.
+            answer = AskUserQuestionAnswer(
+                id=request.id, answers=known.answers, sources=known.sources
+            )
+            if request.id is None:
+                self._answered(seq, line, None, answer)
+            else:  # what _respond does for it, three calls sooner
+                encode_line_into(answer, self._outgoing)
+            return []
+        now = self._answer_now(request) if self._answer_now is not None else None
+        if isinstance(now, AnsweredNow):
+            if now.by_shape and shape is not None:
+                self._remember(shape, now.answer)
+            self._answered(seq, line, request.id, now.answer)
+            return []
+        if now is not None:  # an error, at once
+            self._answered(seq, line, request.id, now)
+            return []
         ticket = Ticket(seq, line, request)
         self._pending[seq] = ticket
         if request.id is None:
@@ -153,13 +189,24 @@ class Server:
             self._pending_ids[request.id] = ticket
         return [StartAsk(ticket)]
 
-    def _validate(self, request: AskUserQuestionRequest) -> None:
+    def _validate(self, request: AskUserQuestionRequest, *, seen: bool) -> None:
+        """Every check, in the order of the codes; ``seen``: the ask's shape
+        has passed the stateless ones already."""
+        if not seen:
+            check_unique(request)
         if request.id is not None and request.id in self._pending_ids:
             raise BadLine(f"$.id: an ask with id {quote(request.id)} is still pending")
-        check_not_empty(request)
+        if not seen:
+            check_not_empty(request)
         if request.agent is not None:
             self._check_caller(request.agent)
-        check_intents(request)
+        if not seen:
+            check_intents(request)
+
+    def _remember(self, shape: Shape, answer: AskUserQuestionAnswer) -> None:
+        if len(self._by_shape) >= MAX_SHAPES:
+            self._by_shape.clear()
+        self._by_shape[shape] = answer
 
     def _check_caller(self, agent: AgentRef) -> None:
         registered = self._agents.get(agent.id)
@@ -222,6 +269,12 @@ class Server:
         if ask_id is None:
             self._unnamed_order.append(seq)
         self._respond(seq, ask_id, error.to_response(ask_id, line))
+
+    def _answered(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
+        """Respond to an ask that ended without becoming a pending ask."""
+        if ask_id is None:
+            self._unnamed_order.append(seq)
+        self._respond_outcome(seq, line, ask_id, outcome)
 
     def _respond_outcome(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
         if isinstance(outcome, UserQuestionError):

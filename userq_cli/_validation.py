@@ -9,6 +9,7 @@ BAD_INTENT.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from operator import attrgetter
 from typing import Any, get_args
 
 import msgspec
@@ -58,7 +59,16 @@ class BadLine(UserQuestionError):
 
 
 def parse_request(data: bytes) -> Request:
-    """Decode and type-check one line, or raise `BadLine`.
+    """Decode and type-check one line, or raise `BadLine`."""
+    request = decode_request(data)
+    if type(request) is AskUserQuestionRequest:
+        check_unique(request)
+    return request
+
+
+def decode_request(data: bytes) -> Request:
+    """`parse_request` without `check_unique`, which the server skips for an
+    ask of a shape it has seen pass (`ask_shape`).
 
     A typed decoder skips unknown fields: it checks that they are JSON, but
     neither their UTF-8 (checked here, first, for every line) nor their
@@ -68,11 +78,9 @@ def parse_request(data: bytes) -> Request:
     if not data.isascii():  # nearly free for the usual, ASCII, line
         _check_utf8(data)
     try:
-        ask = _ask_decoder.decode(data)  # most lines are asks
+        return _ask_decoder.decode(data)  # most lines are asks
     except (msgspec.DecodeError, RecursionError):
         return _parse_other(data)
-    _check_unique(ask, ask.id)
-    return ask
 
 
 def _check_utf8(data: bytes) -> None:
@@ -111,12 +119,9 @@ def convert_request(obj: Any) -> Request:
         expected = ", ".join(_REQUEST_TYPES)
         raise BadLine(f"$.type: unknown request type {quote(kind)} (expected {expected})", ask_id)
     try:
-        request: Request = msgspec.convert(obj, _REQUEST_STRUCTS[kind])
+        return msgspec.convert(obj, _REQUEST_STRUCTS[kind])
     except msgspec.ValidationError as exc:
         raise BadLine(format_validation_error(exc), ask_id) from None
-    if isinstance(request, AskUserQuestionRequest):
-        _check_unique(request, ask_id)
-    return request
 
 
 def format_validation_error(exc: msgspec.ValidationError) -> str:
@@ -128,7 +133,9 @@ def format_validation_error(exc: msgspec.ValidationError) -> str:
     return f"{path.rstrip('`')}: {message[0].lower()}{message[1:]}"
 
 
-def _check_unique(request: AskUserQuestionRequest, ask_id: str | None) -> None:
+def check_unique(request: AskUserQuestionRequest) -> None:
+    """BAD_REQUEST for two questions with one id, or two options of one
+    question that look the same on screen."""
     questions = request.questions
     ids_differ = len(questions) == 1 or len({q.id for q in questions}) == len(questions)
     if ids_differ and all(map(_distinct_labels, questions)):
@@ -138,7 +145,7 @@ def _check_unique(request: AskUserQuestionRequest, ask_id: str | None) -> None:
         return
     problem = next(_duplicates(questions), None)
     if problem:
-        raise BadLine(problem, ask_id)
+        raise BadLine(problem, request.id)
 
 
 def _distinct_labels(question: AskUserQuestionItem) -> bool:
@@ -203,6 +210,39 @@ def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent
     if intent.kind == "plan-review" and intent.approve is None:
         return f"plan-review intent on question {quote(question.id)} has no approve"
     return None
+
+
+#: More options than this in one question, and its ask has no shape: a key
+#: that size costs as much to build and keep as the checks it would save, and
+#: the memo's size (`_server`) is counted in asks, not in labels.
+SHAPE_MAX_OPTIONS = 64
+
+Shape = tuple[object, ...]
+_LABEL = attrgetter("label")
+
+
+def ask_shape(request: AskUserQuestionRequest) -> Shape | None:
+    """What the stateless checks above, and an answerer that answers by shape
+    (`NeverWaits`), read of an ask: its agent's id, and each question's id,
+    multi-select, whether it has a detail, intent and labels. Asks of one
+    shape pass or fail these checks alike and get the same answers, whatever
+    their ids, texts, headers and descriptions. None for an ask too big to
+    be worth a key."""
+    agent = request.agent
+    shape: list[object] = [agent.id if agent else None]
+    for question in request.questions:
+        intent = question.intent
+        options = question.options or ()
+        if len(options) > SHAPE_MAX_OPTIONS:
+            return None
+        shape += (
+            question.id,
+            question.multi_select,
+            not question.detail,
+            intent and (intent.kind, intent.approve),
+            tuple(map(_LABEL, options)),
+        )
+    return tuple(shape)
 
 
 def _json_kind(value: Any) -> str:

@@ -39,14 +39,6 @@ class AnswerSet(msgspec.Struct):
         for agent, answers in other.by_agent.items():
             self.by_agent.setdefault(agent, {}).update(answers)
 
-    def lookup(self, question_id: str, agent: str | None) -> tuple[bool, AnswerValue]:
-        # An agent-scoped answer wins over the common one for that agent.
-        if agent and question_id in (scoped := self.by_agent.get(agent, {})):
-            return True, scoped[question_id]
-        if question_id in self.common:
-            return True, self.common[question_id]
-        return False, None
-
 
 class FileAnswerer(NeverWaits):
     name = "file"
@@ -64,13 +56,16 @@ class FileAnswerer(NeverWaits):
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
-        """A lookup in what was read at startup: never waits."""
-        agent = request.agent.id if request.agent else None
+        """A lookup in what was read at startup: never waits. An agent-scoped
+        answer wins over the common one, for that agent."""
+        common = self._answers.common
+        scoped = self._answers.by_agent.get(request.agent.id) if request.agent else None
         found: dict[str, AnswerValue] = {}
         for question in open_questions:
-            known, value = self._answers.lookup(question.id, agent)
-            if known:
-                found[question.id] = value
+            if scoped and question.id in scoped:
+                found[question.id] = scoped[question.id]
+            elif question.id in common:
+                found[question.id] = common[question.id]
         return found
 
     def why_not(self, question_ids: Sequence[str]) -> str:
