@@ -26,7 +26,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import Row, jq, questionary_python  # bench/ is on sys.path as a script
+from common import (  # bench/ is on sys.path as a script
+    Row,
+    byte_compile_userq,
+    jq,
+    questionary_python,
+)
 from pipe_bench import bench_cold_start, bench_memory, bench_throughput
 from prompt_bench import bench_big_list, bench_first_paint
 
@@ -37,6 +42,7 @@ def main() -> int:
     quick = parser.parse_args().quick
     jq()  # installed up front, so that its install is not timed
     questionary = questionary_python()
+    byte_compile_userq()
     with tempfile.TemporaryDirectory(prefix="userq-bench-") as name:
         tmp = Path(name)
         rows = [bench_cold_start(tmp, repeat=3 if quick else 21)]

@@ -7,9 +7,10 @@ command line can be read without typer at all (`_entry`).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ._answerers import (
     DEFAULT_ORDER,
@@ -28,8 +29,7 @@ if TYPE_CHECKING:
     from ._terminal_share import TerminalShare
 
 
-@dataclass(frozen=True)
-class ChainOptions:
+class ChainOptions(msgspec.Struct, frozen=True):
     answers: tuple[Path, ...] = ()
     answerers: str | None = None
     timeout: float | None = None
@@ -61,7 +61,7 @@ class ChainOptions:
 
     def over(self, base: ChainOptions) -> ChainOptions:
         """These options, falling back to ``base`` (the ones before the command name)."""
-        return replace(
+        return msgspec.structs.replace(
             base,
             answers=base.answers + self.answers,
             plain=base.plain or self.plain,

@@ -9,7 +9,6 @@ response into output and an exit status.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 
 import msgspec
 
@@ -45,8 +44,7 @@ EXIT_STATUS: dict[str, int] = {
 _responses = msgspec.json.Decoder(AskUserQuestionAnswer | ErrorResponse)
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     response: AskUserQuestionAnswer | ErrorResponse
     line: bytes  # the protocol line, for --json
     signal_status: int  # 128+N when a signal ended the run, else 0

@@ -18,9 +18,10 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
 from functools import partial
 from types import FrameType
+
+import msgspec
 
 from ._chain import AnsweredNow, Chain
 from ._errors import UserQuestionError
@@ -38,8 +39,7 @@ EXIT_STDOUT_CLOSED = 128 + signal.SIGPIPE
 Sink = Callable[[bytes], None]
 
 
-@dataclass
-class Handover:
+class Handover(msgspec.Struct):
     """Where the synchronous loop stopped: an ask that must wait, already
     started, and the frames of the same read that follow it. ``signals``
     still notes a stop signal until the event loop's own handlers are in

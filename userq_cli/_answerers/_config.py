@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     from .._terminal_share import TerminalShare
@@ -25,11 +26,10 @@ class StartupError(Exception):
     """A setting that stops userq before it reads any request (exit status 2)."""
 
 
-@dataclass(frozen=True)
-class ChainConfig:
+class ChainConfig(msgspec.Struct, frozen=True):
     #: The environment userq started with (answerers read their variables here,
     #: never from os.environ, so they are testable without a process).
-    environ: Mapping[str, str] = field(default_factory=dict)
+    environ: Mapping[str, str] = msgspec.field(default_factory=dict)
     #: ``--answers`` files in command-line order (later files win).
     answer_files: tuple[Path, ...] = ()
     #: ``--plain``: the line-oriented prompt (also USERQ_PLAIN=1 or TERM=dumb,

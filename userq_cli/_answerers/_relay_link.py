@@ -11,7 +11,6 @@ rule here is testable without starting anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import cast
 
 import msgspec
@@ -65,8 +64,7 @@ class PeerViolation(Exception):
     says can be trusted any more, so the relay stops it."""
 
 
-@dataclass(eq=False)
-class Sent:
+class Sent(msgspec.Struct, eq=False):
     """One ask the peer holds, from the line that asked it until its one
     response. Identity matters: an id may be sent again once answered, and
     a cancel's watch must not mistake the new ask for the old one."""
@@ -77,22 +75,19 @@ class Sent:
     cancelled: bool = False
 
 
-@dataclass(frozen=True)
-class Answered:
+class Answered(msgspec.Struct, frozen=True):
     relay_id: str
     values: dict[str, AnswerValue]  # question id -> value, checked by the chain
 
 
-@dataclass(frozen=True)
-class Declined:
+class Declined(msgspec.Struct, frozen=True):
     """The peer's NO_PROVIDER: pass these questions on down the chain."""
 
     relay_id: str
     reason: str
 
 
-@dataclass(frozen=True)
-class Failed:
+class Failed(msgspec.Struct, frozen=True):
     relay_id: str
     error: UserQuestionError
 

@@ -14,7 +14,8 @@ import shlex
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from .._errors import UserQuestionError, quote
 from .._framing import DEFAULT_MAX_LINE_BYTES, Frame, LineFramer, OversizedLine
@@ -31,8 +32,7 @@ EXIT_GRACE = 2.0
 _CHUNK = 1 << 16
 
 
-@dataclass(frozen=True)
-class Unreachable:
+class Unreachable(msgspec.Struct, frozen=True):
     """The peer ended before it said anything: nobody was reached (an ssh to a
     machine that is off, say), so the questions pass on down the chain."""
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import msgspec
 from prompt_toolkit.application import Application
 from prompt_toolkit.filters import Condition, FilterOrBool
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -24,8 +24,7 @@ from .sanitize import segments
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(msgspec.Struct, frozen=True):
     """What the human gave for one question (labels are the caller's originals)."""
 
     selected: tuple[str, ...] = ()

@@ -12,9 +12,9 @@ doing, and the prompt erases itself when done, whatever way it ends.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import msgspec
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input import Input
@@ -51,8 +51,7 @@ ESC_TIMEOUT = 0.05
 KEY_TIMEOUT = 0.3
 
 
-@dataclass
-class RequestInfo:
+class RequestInfo(msgspec.Struct):
     """What the status line says about the request as a whole."""
 
     agent: str | None = None
@@ -63,11 +62,10 @@ class RequestInfo:
     default_label: str | None = None
     #: The running Application, so the answerer can ask for a redraw when
     #: the queue changes.
-    app: Application[dict[str, Answer]] | None = field(default=None, repr=False)
+    app: Application[dict[str, Answer]] | None = None
 
 
-@dataclass(frozen=True)
-class Terminal:
+class Terminal(msgspec.Struct, frozen=True):
     input: Input
     output: Output
     no_color: bool = False

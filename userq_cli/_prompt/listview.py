@@ -9,7 +9,6 @@ and styles only the rows inside the window, walking outward from the cursor.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import msgspec
 from prompt_toolkit.data_structures import Point
@@ -35,8 +34,7 @@ class Item(msgspec.Struct, frozen=True):
     mark: str = ""  # a glyph before the label, e.g. ✔ for approve
 
 
-@dataclass
-class ListState:
+class ListState(msgspec.Struct):
     """Cursor, ticks, filter and custom text of one question's list.
 
     Kept per question, so going back in a batch shows the earlier choices.
@@ -44,12 +42,12 @@ class ListState:
 
     items: list[Item]
     multi: bool = False
-    ticked: set[int] = field(default_factory=set)
+    ticked: set[int] = msgspec.field(default_factory=set)
     custom: str | None = None
     query: str = ""
     cursor: int = 0  # index into `matches`
     top: int = 0  # first match shown
-    matches: list[int] = field(default_factory=list)
+    matches: list[int] = msgspec.field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.matches = list(range(len(self.items)))

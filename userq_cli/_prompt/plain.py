@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TextIO
 
+import msgspec
 from prompt_toolkit.application import Application
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -32,8 +32,7 @@ from .sanitize import clean
 _TOKENS = re.compile(r"[\s,]+")
 
 
-@dataclass
-class PlainTerminal:
+class PlainTerminal(msgspec.Struct):
     input: Input
     output: TextIO
 
@@ -80,8 +79,7 @@ class _Back:
 BACK = _Back()
 
 
-@dataclass
-class _Turn:
+class _Turn(msgspec.Struct):
     """One question's turn at the prompt."""
 
     term: PlainTerminal

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+import msgspec
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import HSplit, Window
@@ -106,8 +106,7 @@ def pager_screen(
 # --- markdown -------------------------------------------------------------------
 
 
-@dataclass
-class _Block:
+class _Block(msgspec.Struct):
     kind: str  # heading1..6, para, item, code, fence, quote, rule, blank, table
     text: str = ""
     indent: int = 0

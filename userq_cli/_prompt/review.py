@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
+import msgspec
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
@@ -21,8 +21,7 @@ from .wrap import Line, width_of, wrap
 SUBMIT = "Submit these answers"
 
 
-@dataclass
-class ReviewState:
+class ReviewState(msgspec.Struct):
     cursor: int  # a question's index, or len(questions) for the submit row
     top: int = 0  # the first row shown when the list is taller than the screen
 

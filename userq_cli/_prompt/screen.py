@@ -9,8 +9,8 @@ mode or repaints from scratch.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+import msgspec
 from prompt_toolkit.application import get_app
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -29,14 +29,12 @@ from .legend import CHROME_WEIGHT, Pair, legend_window
 from .wrap import Line, WrappedText, wrap
 
 
-@dataclass
-class Screen:
+class Screen(msgspec.Struct):
     container: Container
     focus: Window
 
 
-@dataclass
-class Nav:
+class Nav(msgspec.Struct):
     """How a question screen hands control back to the flow."""
 
     submit: Callable[[Answer], None]
@@ -47,8 +45,7 @@ class Nav:
     read_detail: Callable[[], None] | None = None
 
 
-@dataclass
-class Context:
+class Context(msgspec.Struct):
     """Per-screen information from the flow."""
 
     #: The status line: position in the batch, headers, who asks.

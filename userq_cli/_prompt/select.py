@@ -8,9 +8,9 @@ keys are declared together in `_Select.keys`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+import msgspec
 from prompt_toolkit.application import get_app
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
@@ -36,8 +36,7 @@ EMPTY_MULTI_WARNING = (
 )
 
 
-@dataclass
-class SelectState:
+class SelectState(msgspec.Struct):
     """Everything a select screen remembers when the human moves away and back."""
 
     options: ListState

@@ -6,8 +6,7 @@ Enter on it warns, the second submits the skip; Ctrl-S skips at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import msgspec
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.document import Document
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -23,8 +22,7 @@ from .screen import Context, Screen, frame
 EMPTY_TEXT_WARNING = "The answer is empty. Type it, or press Enter again to skip this question."
 
 
-@dataclass
-class TextState:
+class TextState(msgspec.Struct):
     text: str = ""
     warned: bool = False
 
