@@ -55,8 +55,8 @@ def main() -> int:
                 repeat=1 if quick else 3,
             )
         )
-        rows.append(bench_first_paint(tmp, questionary, repeat=1 if quick else 7))
-        rows += bench_big_list(tmp, questionary, repeat=1 if quick else 3, moves=2 if quick else 10)
+        rows.append(bench_first_paint(tmp, questionary, repeat=1 if quick else 15))
+        rows += bench_big_list(tmp, questionary, repeat=1 if quick else 5, moves=2 if quick else 10)
     print(table(rows))
     print(f"\n{machine()}; {'--quick: targets not checked' if quick else ''}".rstrip("; "))
     return 0 if quick or all(row.met for row in rows) else 1

@@ -102,3 +102,17 @@ def test_a_preseeded_session_loads_no_event_loop_and_no_typer(tmp_path: Path) ->
     modules, stdout = loaded_modules(HEAVY, ask)
     assert b"NO_PROVIDER" in stdout
     assert modules == set()
+
+
+def test_a_run_that_names_no_file_loads_no_pathlib(tmp_path: Path) -> None:
+    # pathlib (with urllib.parse and ipaddress) is 5 ms of a start; only a
+    # named file needs it.
+    ask = b'{"questions":[{"id":"go","question":"Go?","options":[{"label":"Yes"}]}]}\n'
+    modules, stdout = loaded_modules(("pathlib",), ask)
+    assert b"NO_PROVIDER" in stdout
+    assert modules == set()
+    answers = tmp_path / "answers.toml"
+    answers.write_text('[answers]\ngo = "Yes"\n')
+    modules, stdout = loaded_modules(("pathlib",), ask, "--answers", str(answers))
+    assert b'"selected":["Yes"]' in stdout
+    assert modules == {"pathlib"}  # the probe sees it when it is loaded

@@ -7,7 +7,6 @@ command line can be read without typer at all (`_entry`).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -21,9 +20,12 @@ from ._answerers import (
     relay_variable,
     with_answerer,
 )
+from ._answerers._config import path_of
 from ._chain import Chain
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import typer
 
     from ._terminal_share import TerminalShare
@@ -48,12 +50,12 @@ class ChainOptions(msgspec.Struct, frozen=True):
         """
         params = ctx.params  # a missing key is a command that lacks an option: KeyError
         mine = cls(
-            answers=tuple(Path(path) for path in params["answers"] or ()),
+            answers=tuple(map(path_of, params["answers"] or ())),
             answerers=params["answerers"],
             timeout=params["timeout"],
             max_line_bytes=params.get("max_line_bytes"),  # serve's and listen's alone
             plain=params["plain"],
-            record=None if params["record"] is None else Path(params["record"]),
+            record=None if params["record"] is None else path_of(params["record"]),
             relay=params["relay"],
             defaults=params["defaults"],
         )

@@ -16,9 +16,9 @@ import os
 import re
 import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
-from pathlib import Path
 
 from ._answerers import StartupError
+from ._answerers._config import path_of
 from ._chain_options import ChainOptions
 from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
 from ._version import __version__
@@ -107,12 +107,12 @@ def _group_options(args: list[str], answerers: str | None) -> ChainOptions | Non
         return None
     record = last.get("--record")
     return ChainOptions(
-        answers=tuple(Path(name) for name in values["--answers"]),
+        answers=tuple(map(path_of, values["--answers"])),
         answerers=last.get("--answerers", answerers),
         timeout=None if timeout is None else float(timeout),
         max_line_bytes=None if count is None else int(count),
         plain="--plain" in flags,
-        record=None if record is None else Path(record),
+        record=None if record is None else path_of(record),
         relay=last.get("--relay"),
         defaults="--defaults" in flags,
     )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from .._terminal_share import TerminalShare
 
 
@@ -20,6 +21,15 @@ def relay_variable(environ: Mapping[str, str]) -> str | None:
     Here, not in the relay's module, so the CLI can build the chain's names
     without importing what the relay needs to run."""
     return environ.get(RELAY_VARIABLE) or None
+
+
+def path_of(name: str) -> Path:
+    """``name`` as a Path. pathlib is imported here, only once a file is
+    named: with urllib.parse and ipaddress, which it imports, it is 5 ms of
+    a start that names none (most runs, and every prompt)."""
+    from pathlib import Path
+
+    return Path(name)
 
 
 class StartupError(Exception):

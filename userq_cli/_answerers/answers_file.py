@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from .._answer_values import AnswerValue, GrammarError, parse_mapping
 from .._chain import NeverWaits
 from .._messages import AskUserQuestionItem, AskUserQuestionRequest
-from ._config import ChainConfig, StartupError
+from ._config import ChainConfig, StartupError, path_of
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 FILES_VARIABLE = "USERQ_ANSWERS_FILE"
 # 16 MiB: a hand-written or recorded answers file is a few KiB, and even
@@ -79,7 +81,7 @@ def files_named(config: ChainConfig) -> list[tuple[Path, str]]:
     Each with where it was named, for error messages."""
     from_env = config.environ.get(FILES_VARIABLE, "")
     return [
-        (Path(name), f" (from {FILES_VARIABLE})") for name in from_env.split(os.pathsep) if name
+        (path_of(name), f" (from {FILES_VARIABLE})") for name in from_env.split(os.pathsep) if name
     ] + [(path, "") for path in config.answer_files]
 
 
