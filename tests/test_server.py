@@ -22,7 +22,16 @@ from userq_cli._messages import (
     HelloResponse,
 )
 from userq_cli._serve_sync import answer_now, chain_server
-from userq_cli._server import MAX_SHAPES, AbortAsk, AnswerNow, Outcome, Server, StartAsk, Ticket
+from userq_cli._server import (
+    MAX_SHAPES,
+    REST_ASKS,
+    AbortAsk,
+    AnswerNow,
+    Outcome,
+    Server,
+    StartAsk,
+    Ticket,
+)
 
 
 class Harness:
@@ -441,3 +450,19 @@ def test_answers_reused_by_shape_are_the_answers_the_chain_gives(
         frame = Line(number, json.dumps(obj).encode())
         assert remembering.receive(frame) == asking.receive(frame) == []
         assert remembering.data_to_send() == asking.data_to_send()
+
+
+def test_the_memo_rests_when_questions_do_not_repeat() -> None:
+    # A key per ask is only worth building when shapes repeat: after a
+    # memo's worth of misses in a row it is not consulted for REST_ASKS asks.
+    chain = CountingChain()
+    h = Harness(chain)
+    for number in range(MAX_SHAPES):  # every one new: the last starts the rest
+        h.send(shaped(f"r{number}", labels=(f"L{number}",)))
+    for number in range(REST_ASKS):  # the same shape, but not looked up
+        h.send(shaped(f"s{number}"))
+    assert chain.calls == MAX_SHAPES + REST_ASKS
+    h.send(shaped("t1"))
+    h.send(shaped("t2"))  # looked up again: remembered from t1
+    assert chain.calls == MAX_SHAPES + REST_ASKS + 1
+    assert len(h.out()) == MAX_SHAPES + REST_ASKS + 2

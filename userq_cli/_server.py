@@ -78,6 +78,45 @@ AnswerNow = Callable[[AskUserQuestionRequest], AnsweredNow | UserQuestionError |
 #: distinct questions, however many times; a stream of ever new ones must
 #: not grow the memo without end, so it is emptied when full.
 MAX_SHAPES = 256
+#: Asks served without the memo once MAX_SHAPES asks in a row found nothing
+#: in it. Building a key and missing costs a third more per ask; a stream
+#: whose questions never repeat pays it for 256 asks in every 4,352, and one
+#: whose questions start repeating is served from the memo again within
+#: 4,096 asks.
+REST_ASKS = 4096
+
+
+class _ShapeMemo:
+    """The answers the chain gave by shape, by the ask's shape."""
+
+    def __init__(self) -> None:
+        self._answers: dict[Shape, AskUserQuestionAnswer] = {}
+        self._misses = 0  # asks in a row that found no answer here
+        self._resting = 0  # asks left to serve without looking here
+
+    def find(
+        self, request: AskUserQuestionRequest
+    ) -> tuple[Shape | None, AskUserQuestionAnswer | None]:
+        """The ask's shape (None: no key is worth building for it now) and
+        the answer remembered for that shape, if any."""
+        if self._resting:
+            self._resting -= 1
+            return None, None
+        shape = ask_shape(request)
+        known = self._answers.get(shape) if shape is not None else None
+        if known is not None:
+            self._misses = 0
+        else:
+            self._misses += 1
+            if self._misses >= MAX_SHAPES:  # these questions do not repeat
+                self._answers.clear()
+                self._misses, self._resting = 0, REST_ASKS
+        return shape, known
+
+    def remember(self, shape: Shape, answer: AskUserQuestionAnswer) -> None:
+        if len(self._answers) >= MAX_SHAPES:
+            self._answers.clear()
+        self._answers[shape] = answer
 
 
 class Server:
@@ -100,7 +139,7 @@ class Server:
         checks (a pending id, the agent) are made for every ask."""
         self._hello = hello
         self._answer_now = answer_now
-        self._by_shape: dict[Shape, AskUserQuestionAnswer] = {}
+        self._by_shape = _ShapeMemo()
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
         self._pending_ids: dict[str, Ticket] = {}
@@ -155,8 +194,7 @@ class Server:
         return []
 
     def _ask(self, seq: int, line: int, request: AskUserQuestionRequest) -> list[Event]:
-        shape = ask_shape(request) if self._answer_now is not None else None
-        known = self._by_shape.get(shape) if shape is not None else None
+        shape, known = self._by_shape.find(request) if self._answer_now else (None, None)
         try:
             self._validate(request, seen=known is not None)
         except UserQuestionError as error:
@@ -175,7 +213,7 @@ class Server:
         now = self._answer_now(request) if self._answer_now is not None else None
         if isinstance(now, AnsweredNow):
             if now.by_shape and shape is not None:
-                self._remember(shape, now.answer)
+                self._by_shape.remember(shape, now.answer)
             self._answered(seq, line, request.id, now.answer)
             return []
         if now is not None:  # an error, at once
@@ -202,11 +240,6 @@ class Server:
             self._check_caller(request.agent)
         if not seen:
             check_intents(request)
-
-    def _remember(self, shape: Shape, answer: AskUserQuestionAnswer) -> None:
-        if len(self._by_shape) >= MAX_SHAPES:
-            self._by_shape.clear()
-        self._by_shape[shape] = answer
 
     def _check_caller(self, agent: AgentRef) -> None:
         registered = self._agents.get(agent.id)
