@@ -139,3 +139,17 @@ def test_the_deadline_is_the_current_asks_own() -> None:
     with_deadline, without = asyncio.run(both())
     assert with_deadline is not None and 99 < with_deadline <= 100
     assert without is None
+
+
+def test_only_answerers_that_read_no_more_than_the_shape_answer_by_shape() -> None:
+    # The server reuses a by-shape answer for every ask of that shape
+    # (_server._ShapeMemo): a prompt or a relay must never say so.
+    from userq_cli._answerers.answers_file import FileAnswerer
+    from userq_cli._answerers.defaults import DefaultsAnswerer
+    from userq_cli._answerers.env_answers import EnvAnswerer
+    from userq_cli._answerers.relay import RelayAnswerer
+    from userq_cli._answerers.tty_prompt import TtyAnswerer
+
+    classes = [EnvAnswerer, FileAnswerer, DefaultsAnswerer, RelayAnswerer, TtyAnswerer]
+    by_shape = {cls.name for cls in classes if getattr(cls, "by_shape", False)}
+    assert by_shape == {"env", "file", "defaults"}

@@ -16,7 +16,7 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +28,8 @@ from processes import USERQ, clean_env
 
 from userq_cli._answerers.env_answers import EnvAnswerer
 from userq_cli._chain import Chain
-from userq_cli._errors import UserQuestionError
 from userq_cli._framing import LineFramer
-from userq_cli._messages import AskUserQuestionAnswer, HelloResponse
-from userq_cli._server import Server, StartAsk
-
-HELLO = HelloResponse(protocol=1, version="0", answerers=["env"], interactive=False)
+from userq_cli._serve_sync import chain_server
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "protocol" / "schema.json").read_text())
 RESPONSE = jsonschema.Draft202012Validator({"$ref": "#/$defs/Response", "$defs": SCHEMA["$defs"]})
@@ -167,33 +163,19 @@ LINES = st.one_of(
 ).map(lambda line: line.replace(b"\n", b" "))
 
 
-def run_now(coroutine: Coroutine[Any, Any, AskUserQuestionAnswer]) -> AskUserQuestionAnswer:
-    """The env answerer never waits, so the chain finishes in one step."""
-    try:
-        coroutine.send(None)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-    raise AssertionError("the env chain suspended")
-
-
 class Core:
-    """Framer, server and env chain, wired as the serve loop wires them."""
+    """Framer, server and env chain, wired as the serve loop wires them: the
+    server answers each ask at once (env never waits), from its memo of
+    shapes when the ask's shape was answered before."""
 
     def __init__(self) -> None:
-        self.server = Server(hello=lambda: HELLO)
-        self.chain = Chain([EnvAnswerer({}, ENV_ANSWERS)])
+        self.server = chain_server(Chain([EnvAnswerer({}, ENV_ANSWERS)]), "")
         self.framer = LineFramer(4096)
 
     def receive(self, data: bytes) -> list[tuple[int, list[dict[str, Any]]]]:
         out = []
         for frame in [*self.framer.feed(data), *([] if data else self.framer.close())]:
-            for event in self.server.receive(frame):
-                assert isinstance(event, StartAsk)
-                try:
-                    outcome: Any = run_now(self.chain.run(event.ticket.request))
-                except UserQuestionError as error:
-                    outcome = error
-                self.server.finish(event.ticket, outcome)
+            assert self.server.receive(frame) == []  # nothing waits
             sent = self.server.data_to_send().splitlines()
             out.append((frame.number, [json.loads(line) for line in sent]))
         return out

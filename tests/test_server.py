@@ -23,6 +23,7 @@ from userq_cli._messages import (
 )
 from userq_cli._serve_sync import answer_now, chain_server
 from userq_cli._server import (
+    MAX_SHAPE_LINE_BYTES,
     MAX_SHAPES,
     REST_ASKS,
     AbortAsk,
@@ -466,3 +467,16 @@ def test_the_memo_rests_when_questions_do_not_repeat() -> None:
     h.send(shaped("t2"))  # looked up again: remembered from t1
     assert chain.calls == MAX_SHAPES + REST_ASKS + 1
     assert len(h.out()) == MAX_SHAPES + REST_ASKS + 2
+
+
+def test_a_long_line_gets_no_shape() -> None:
+    # A memo entry holds what its line held: long lines are not remembered,
+    # so the memo stays small whatever --max-line-bytes allows.
+    chain = CountingChain()
+    h = Harness(chain)
+    long = shaped("r1", "x" * MAX_SHAPE_LINE_BYTES)
+    assert len(json.dumps(long)) > MAX_SHAPE_LINE_BYTES
+    h.send(long)
+    h.send({**long, "id": "r2"})
+    assert chain.calls == 2
+    assert [r["id"] for r in h.out()] == ["r1", "r2"]

@@ -85,13 +85,16 @@ class NeverWaits:
     read at startup, a policy): its `answer` is its `answer_now`, so the
     two cannot drift apart.
 
-    Such an answerer also answers by shape: its ``answer_now`` reads nothing
-    of an ask but what `_validation.ask_shape` holds (the agent's id, the
-    questions' ids, labels, multi-select and intents) and nothing that
-    changes during a run, so its answer to one ask is its answer to every
-    ask of that shape, and the server may reuse it (`AnsweredNow`)."""
+    ``by_shape``, which each such answerer sets for itself: True promises
+    that its ``answer_now`` reads nothing of an ask but what
+    `_validation.ask_shape` holds (the agent's id, and the questions' ids,
+    labels, multi-select, intents and whether they have a detail) and
+    nothing that changes during a run. Its answer to one ask is then its
+    answer to every ask of that shape, and the server may reuse it
+    (`AnsweredNow`). An answerer that reads a clock, a question's text or
+    the timeout must leave it False."""
 
-    by_shape = True
+    by_shape = False
 
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
@@ -120,6 +123,7 @@ class AnsweredNow(NamedTuple):
 
 # Optional hooks, looked up by name so that answerers without them need not
 # change:
+#   by_shape: bool                 -- its answer_now answers by shape (see NeverWaits)
 #   peer_hello: PeerHello | None   -- a relay's peer, as its hello described it
 #   async aclose() -> None         -- stop what the answerer started (a process)
 
@@ -127,7 +131,7 @@ class AnsweredNow(NamedTuple):
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
-        # Looked up once: the serve loop asks answer_now() of every ask.
+        # Looked up once: the server asks answer_now() of every ask.
         self._now: list[tuple[str, AnswerNow | None, bool]] = [
             (a.name, getattr(a, "answer_now", None), getattr(a, "by_shape", False))
             for a in self.answerers
@@ -177,7 +181,7 @@ class Chain:
 
     def answer_now(self, request: AskUserQuestionRequest) -> AnsweredNow | None:
         """`run`, without waiting: the outcome when every answerer this ask
-        reaches answers at once (env, files), else None (then await `run`).
+        reaches answers at once (env, files, defaults), else None (then await `run`).
         Raises as `run` does. This is what lets a preseeded session run
         without an event loop."""
         answers = _Answers(request)

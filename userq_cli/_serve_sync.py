@@ -64,7 +64,7 @@ def serve(
 
     ``rest()`` is the same input as an async source, for the event loop to go
     on reading from if an ask must wait."""
-    stopped = serve_at_once(server, chain, framer, read, sink)
+    stopped = serve_at_once(server, framer, read, sink)
     if isinstance(stopped, int):
         return stopped
     import asyncio
@@ -83,14 +83,15 @@ def serve(
 
 
 def serve_at_once(
-    server: Server, chain: Chain, framer: LineFramer, read: Callable[[], bytes], sink: Sink
+    server: Server, framer: LineFramer, read: Callable[[], bytes], sink: Sink
 ) -> int | Handover:
-    """Answer every ask as it is read; the exit status, or the handover at
+    """Answer every ask as it is read (``server`` answers those its chain
+    answers at once: `chain_server`); the exit status, or the handover at
     the first ask that must wait. No ask is ever pending between two lines
     here, so there is nothing to abort when a signal or EPIPE ends the run."""
     stop = _StopSignals()
     previous = {signum: signal.signal(signum, stop.caught) for signum in EXIT_SIGNALS}
-    outcome = _serve_with(stop, server, chain, framer, read, sink)
+    outcome = _serve_with(stop, server, framer, read, sink)
     if isinstance(outcome, int):
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -104,7 +105,6 @@ def serve_at_once(
 def _serve_with(
     stop: _StopSignals,
     server: Server,
-    chain: Chain,
     framer: LineFramer,
     read: Callable[[], bytes],
     sink: Sink,

@@ -45,8 +45,8 @@ class Ticket(msgspec.Struct, eq=False):
     """One ask that passed validation and now waits for the chain.
 
     eq=False: a ticket is itself (tickets key the serve loop's tasks), not
-    its fields. A msgspec Struct rather than a dataclass: one is built for
-    every ask, in half the time."""
+    its fields. A msgspec Struct, as every record userq makes: one is built
+    for every ask that waits."""
 
     seq: int  # arrival order among all responses, for id-less ordering
     line: int
@@ -54,8 +54,7 @@ class Ticket(msgspec.Struct, eq=False):
     abort_reason: str | None = None
 
 
-# Events are frozen msgspec Structs, not frozen dataclasses, for the reason
-# given at `_framing.Line`: one is built for every ask.
+# Events are frozen msgspec Structs, for the reason given at `_framing.Line`.
 
 
 class StartAsk(msgspec.Struct, frozen=True):
@@ -84,6 +83,11 @@ MAX_SHAPES = 256
 #: whose questions start repeating is served from the memo again within
 #: 4,096 asks.
 REST_ASKS = 4096
+#: Lines longer than this get no shape. An entry holds what its line held
+#: (labels, ids, an answer per question), several times over as Python
+#: objects; this keeps the whole memo to a few MiB whatever --max-line-bytes
+#: allows, and a usual ask is a tenth of it.
+MAX_SHAPE_LINE_BYTES = 4096
 
 
 class _ShapeMemo:
@@ -95,15 +99,18 @@ class _ShapeMemo:
         self._resting = 0  # asks left to serve without looking here
 
     def find(
-        self, request: AskUserQuestionRequest
+        self, request: AskUserQuestionRequest, size: int
     ) -> tuple[Shape | None, AskUserQuestionAnswer | None]:
-        """The ask's shape (None: no key is worth building for it now) and
-        the answer remembered for that shape, if any."""
+        """The shape of an ask read from a line of ``size`` bytes (None: no
+        key is worth building for it now), and the answer remembered for
+        that shape, if any."""
+        if size > MAX_SHAPE_LINE_BYTES:
+            return None, None
         if self._resting:
             self._resting -= 1
             return None, None
         shape = ask_shape(request)
-        known = self._answers.get(shape) if shape is not None else None
+        known = self._answers.get(shape)
         if known is not None:
             self._misses = 0
         else:
@@ -165,7 +172,7 @@ class Server:
         try:
             request = decode_request(frame.data)  # its checks are in _ask
             if type(request) is AskUserQuestionRequest:  # most lines
-                return self._ask(seq, frame.number, request)
+                return self._ask(seq, frame.number, request, len(frame.data))
             return self._dispatch(request)
         except BadLine as error:
             self._respond_error(seq, frame.number, error.ask_id, error)
@@ -193,8 +200,8 @@ class Server:
             self._outgoing += encode_line(self._hello())
         return []
 
-    def _ask(self, seq: int, line: int, request: AskUserQuestionRequest) -> list[Event]:
-        shape, known = self._by_shape.find(request) if self._answer_now else (None, None)
+    def _ask(self, seq: int, line: int, request: AskUserQuestionRequest, size: int) -> list[Event]:
+        shape, known = self._by_shape.find(request, size) if self._answer_now else (None, None)
         try:
             self._validate(request, seen=known is not None)
         except UserQuestionError as error:

@@ -1,8 +1,8 @@
 """Turning one protocol line into a request, and the stateless checks on an ask.
 
 The stateful checks (a pending ask id reused, agent liveness) live with the
-state in `_server`; this module keeps the order of the codes in one place:
-BAD_REQUEST, then EMPTY_QUESTIONS, then (in `_server`) the agent checks, then
+state in `_server`, whose `Server._validate` makes every check in the order
+of the codes: BAD_REQUEST, then EMPTY_QUESTIONS, then the agent checks, then
 BAD_INTENT.
 """
 
@@ -71,9 +71,9 @@ def decode_request(data: bytes) -> Request:
     ask of a shape it has seen pass (`ask_shape`).
 
     A typed decoder skips unknown fields: it checks that they are JSON, but
-    neither their UTF-8 (checked here, first, for every line) nor their
-    meaning (a number too large for a double there is accepted, as by
-    Python's json). Unknown fields are ignored, and that is all it takes.
+    neither their UTF-8 (checked here, first, for every line that is not
+    ASCII) nor their meaning (a number too large for a double there is
+    accepted). Unknown fields are ignored, and that is all it takes.
     """
     if not data.isascii():  # nearly free for the usual, ASCII, line
         _check_utf8(data)
@@ -212,29 +212,21 @@ def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent
     return None
 
 
-#: More options than this in one question, and its ask has no shape: a key
-#: that size costs as much to build and keep as the checks it would save, and
-#: the memo's size (`_server`) is counted in asks, not in labels.
-SHAPE_MAX_OPTIONS = 64
-
 Shape = tuple[object, ...]
 _LABEL = attrgetter("label")
 
 
-def ask_shape(request: AskUserQuestionRequest) -> Shape | None:
+def ask_shape(request: AskUserQuestionRequest) -> Shape:
     """What the stateless checks above, and an answerer that answers by shape
-    (`NeverWaits`), read of an ask: its agent's id, and each question's id,
-    multi-select, whether it has a detail, intent and labels. Asks of one
-    shape pass or fail these checks alike and get the same answers, whatever
-    their ids, texts, headers and descriptions. None for an ask too big to
-    be worth a key."""
+    (`NeverWaits.by_shape`), read of an ask: its agent's id, and each
+    question's id, multi-select, whether it has a detail, intent and labels.
+    Asks of one shape pass or fail these checks alike and get the same
+    answers, whatever their ids, texts, headers, descriptions and timeouts."""
     agent = request.agent
     shape: list[object] = [agent.id if agent else None]
     for question in request.questions:
         intent = question.intent
         options = question.options or ()
-        if len(options) > SHAPE_MAX_OPTIONS:
-            return None
         shape += (
             question.id,
             question.multi_select,

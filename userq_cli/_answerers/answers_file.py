@@ -45,6 +45,7 @@ class AnswerSet(msgspec.Struct):
 class FileAnswerer(NeverWaits):
     name = "file"
     interactive = False
+    by_shape = True  # a lookup by question id and agent, all in the shape
 
     def __init__(self, answers: AnswerSet, files: int = 0) -> None:
         self._answers = answers

@@ -51,6 +51,7 @@ def policy_answer(question: AskUserQuestionItem) -> AnswerValue:
 class DefaultsAnswerer(NeverWaits):
     name = "defaults"
     interactive = False
+    by_shape = True  # a policy on the labels, multi-select and intent, all in the shape
 
     def __init__(self, default_label: str | None = None, approval_label: str | None = None):
         self._default_label = default_label

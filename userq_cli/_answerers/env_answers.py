@@ -30,6 +30,7 @@ def variable_for(question_id: str) -> str:
 class EnvAnswerer(NeverWaits):
     name = "env"
     interactive = False
+    by_shape = True  # a lookup by question id, all in the shape
 
     def __init__(self, per_variable: Mapping[str, AnswerValue], by_id: Mapping[str, AnswerValue]):
         self._per_variable = dict(per_variable)
