@@ -167,7 +167,7 @@ class Server:
                 f"line of {frame.size} bytes is over the {frame.limit}-byte limit"
                 " (--max-line-bytes); it was skipped"
             )
-            self._respond_error(seq, frame.number, None, error)
+            self._respond_now(seq, frame.number, None, error)
             return []
         try:
             request = decode_request(frame.data)  # its checks are in _ask
@@ -175,12 +175,12 @@ class Server:
                 return self._ask(seq, frame.number, request, len(frame.data))
             return self._dispatch(request)
         except BadLine as error:
-            self._respond_error(seq, frame.number, error.ask_id, error)
+            self._respond_now(seq, frame.number, error.ask_id, error)
         except Exception as exc:
             # A bug in reading one line must not end the stream for every
             # other ask: that line gets its one response, and the next is read.
             bug = UserQuestionError("INTERNAL_ERROR", f"internal error on this line: {exc!r}")
-            self._respond_error(seq, frame.number, None, bug)
+            self._respond_now(seq, frame.number, None, bug)
         return []
 
     def _dispatch(self, request: Request) -> list[Event]:
@@ -205,26 +205,23 @@ class Server:
         try:
             self._validate(request, seen=known is not None)
         except UserQuestionError as error:
-            self._respond_error(seq, line, request.id, error)
+            self._respond_now(seq, line, request.id, error)
             return []
         if known is not None:
             # Shared, not copied: an answer is never changed once made.
             answer = AskUserQuestionAnswer(
                 id=request.id, answers=known.answers, sources=known.sources
             )
-            if request.id is None:
-                self._answered(seq, line, None, answer)
-            else:  # what _respond does for it, three calls sooner
-                encode_line_into(answer, self._outgoing)
+            self._respond_now(seq, line, request.id, answer)
             return []
         now = self._answer_now(request) if self._answer_now is not None else None
         if isinstance(now, AnsweredNow):
             if now.by_shape and shape is not None:
                 self._by_shape.remember(shape, now.answer)
-            self._answered(seq, line, request.id, now.answer)
+            self._respond_now(seq, line, request.id, now.answer)
             return []
         if now is not None:  # an error, at once
-            self._answered(seq, line, request.id, now)
+            self._respond_now(seq, line, request.id, now)
             return []
         ticket = Ticket(seq, line, request)
         self._pending[seq] = ticket
@@ -302,16 +299,9 @@ class Server:
         self._outgoing.clear()
         return data
 
-    def _respond_error(
-        self, seq: int, line: int, ask_id: str | None, error: UserQuestionError
-    ) -> None:
-        """Answer a line that never became a pending ask."""
-        if ask_id is None:
-            self._unnamed_order.append(seq)
-        self._respond(seq, ask_id, error.to_response(ask_id, line))
-
-    def _answered(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
-        """Respond to an ask that ended without becoming a pending ask."""
+    def _respond_now(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
+        """Answer a line that never became a pending ask: an error, or an ask
+        answered at once."""
         if ask_id is None:
             self._unnamed_order.append(seq)
         self._respond_outcome(seq, line, ask_id, outcome)
