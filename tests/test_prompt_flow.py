@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import io
+import os
+import termios
+
 import pytest
 from prompt_driver import (
     BACKSPACE,
@@ -20,8 +25,11 @@ from prompt_driver import (
     options,
     text,
 )
+from prompt_toolkit.input.vt100 import Vt100Input
 
 from userq_cli._prompt.common import Answer, Cancelled
+from userq_cli._prompt.flow import RequestInfo
+from userq_cli._prompt.plain import PlainTerminal, ask_plain
 
 NAME = text("name")
 
@@ -167,3 +175,44 @@ def test_checks_arguments() -> None:
         answer([])
     with pytest.raises(ValueError, match="repeat"):
         answer([NAME, NAME])
+
+
+class TypesAtOnce(io.StringIO):
+    """The plain prompt's output, with a person typing the instant a prompt
+    shows: the next line's keys reach the terminal as the prompt is written,
+    before that line's Application can have put the terminal in raw mode."""
+
+    def __init__(self, master: int, slave: int, lines: list[bytes]) -> None:
+        super().__init__()
+        self.master, self.slave, self.lines = master, slave, lines
+        self.cooked_at_a_prompt = 0
+
+    def write(self, text: str) -> int:
+        if text.endswith(": ") and self.lines:  # a prompt
+            lflag = termios.tcgetattr(self.slave)[3]
+            self.cooked_at_a_prompt += bool(lflag & (termios.ICANON | termios.ECHO))
+            os.write(self.master, self.lines.pop(0))
+        return super().write(text)
+
+
+def test_plain_mode_keeps_the_terminal_raw_between_lines() -> None:
+    # A cooked terminal echoes the keys itself and turns Enter into a
+    # newline, which never submits the line: the answer would hang.
+    master, slave = os.openpty()
+    try:
+        output = TypesAtOnce(master, slave, [b"7\r", b"2\r", b"1 2\r", b"\r"])
+        with open(slave, encoding="utf-8", closefd=False) as keys:
+            term = PlainTerminal(Vt100Input(keys), output)
+            ask = ask_plain(BATCH[:2], term, RequestInfo())
+            result = asyncio.run(asyncio.wait_for(ask, 10))
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert result == {"lang": Answer(("rs",)), "tools": Answer(("lint", "tests"))}
+    assert output.cooked_at_a_prompt == 0
+    assert "Please type a number from 1 to 2" in output.getvalue()  # the 7 was read
+
+
+def test_plain_ctrl_j_ends_a_line_as_enter_does() -> None:
+    result, _ = answer_plain([BATCH[0]], "2\n")
+    assert result == {"lang": Answer(("rs",))}

@@ -5,7 +5,10 @@ No cursor addressing, no colour, no redraws; the only control characters
 written are newline and, to erase a typed character, backspace. Keys are
 still read in raw mode (one Application per line, output to nowhere), so
 Esc and Ctrl-C dismiss the request at once, as in the full prompt, and
-never reach the asking program as a signal.
+never reach the asking program as a signal. The terminal stays raw for the
+whole request, between lines too: a key typed as soon as a prompt shows,
+before that line's Application runs, is neither echoed nor cooked by the
+terminal (an Enter turned into a newline would never submit the line).
 """
 
 from __future__ import annotations
@@ -52,6 +55,13 @@ async def ask_plain(
     """
     if not questions:
         raise ValueError("nothing to ask")
+    with term.input.raw_mode():  # each line's Application then restores raw, not cooked
+        return await _ask_all(questions, term, info)
+
+
+async def _ask_all(
+    questions: Sequence[AskUserQuestionItem], term: PlainTerminal, info: RequestInfo
+) -> dict[str, Answer]:
     answers: dict[str, Answer] = {}
     term.write("\n")
     if info.agent:
@@ -282,7 +292,8 @@ async def read_line(term: PlainTerminal, prompt: str) -> str:
     kb.add(Keys.BracketedPaste)(insert)
     bind(kb, ["backspace", "c-h"], erase)
     bind(kb, ["c-u"], erase_all)
-    bind(kb, ["enter"], lambda event: event.app.exit(result="".join(t for t, _ in typed)))
+    # Ctrl-J too: it ends a line in a cooked terminal and in readline.
+    bind(kb, ["enter", "c-j"], lambda event: event.app.exit(result="".join(t for t, _ in typed)))
     bind(kb, ["escape", "c-c"], lambda event: event.app.exit(exception=Cancelled()))
     app: Application[str] = Application(
         layout=Layout(Window(FormattedTextControl("", focusable=True))),
