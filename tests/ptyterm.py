@@ -82,6 +82,19 @@ class Term:
     def wait_gone(self, unwanted: str, timeout: float = TIMEOUT) -> str:
         return self.wait_for(lambda text: unwanted not in text, timeout)
 
+    def wait_for_all(
+        self, *wanted: str, absent: tuple[str, ...] = (), timeout: float = TIMEOUT
+    ) -> str:
+        """Until every one of ``wanted`` is on screen and none of ``absent``.
+        A frame reaches the pty in pieces, and rows below the first change
+        may still show the old frame: wait for the whole of what is checked."""
+
+        def shown(text: str) -> bool:
+            return all(w in text for w in wanted) and not any(a in text for a in absent)
+
+        shown.__qualname__ = f"all of {wanted!r}, none of {absent!r}"  # for the failure message
+        return self.wait_for(shown, timeout)
+
     def _feed(self, data: bytes) -> None:
         self.raw += data
         self.stream.feed(data)
@@ -102,8 +115,11 @@ class Term:
         """Drain the output until the program exits; its exit status."""
         deadline = time.monotonic() + timeout
         while True:
+            left = deadline - time.monotonic()
             try:
-                self._feed(self.child.read_nonblocking(65536, timeout=deadline - time.monotonic()))
+                if left <= 0:  # select() refuses a negative timeout
+                    raise pexpect.TIMEOUT("")
+                self._feed(self.child.read_nonblocking(65536, timeout=left))
             except pexpect.EOF:
                 break
             except pexpect.TIMEOUT:
@@ -114,6 +130,15 @@ class Term:
         status = self.child.exitstatus
         assert status is not None, f"killed by signal {self.child.signalstatus}"
         return status
+
+    def hang_up(self) -> None:
+        """Close the master side, as a closed terminal window does. Not
+        ``child.close()``: that follows up with signals of its own (SIGHUP,
+        SIGCONT, SIGINT), which a real hang-up does not send."""
+        ptyproc = self.child.ptyproc
+        ptyproc.fileobj.close()
+        ptyproc.fd, ptyproc.closed = -1, True
+        self.child.child_fd, self.child.closed = -1, True
 
     def settings(self) -> list[Any]:
         """The terminal's current termios settings (read through the master)."""

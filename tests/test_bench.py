@@ -12,10 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).parent.parent / "bench" / "run.py"
 ROWS = 7
 
 
+@pytest.mark.timeout(660)  # over the run's own 600 s: the suite-wide 120 s would cut it
 def test_quick_run_measures_every_row() -> None:
     result = subprocess.run(
         [sys.executable, str(BENCH), "--quick"],

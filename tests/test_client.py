@@ -15,6 +15,7 @@ so every test names a chain without ``tty``, except the one under pexpect.
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib.util
 import json
 import os
@@ -400,6 +401,7 @@ def test_closing_with_pending_asks_aborts_them(hold: Hold) -> None:
 
 
 def test_async_session_is_reaped_without_leaks() -> None:
+    gc.collect()  # an earlier test's leftovers must not close between the two counts
     before = open_fds()
 
     async def main() -> int | None:
@@ -518,6 +520,7 @@ def test_interrupting_a_sync_ask_cancels_it(hold: Hold) -> None:
 
 
 def test_sync_session_is_reaped_without_leaks() -> None:
+    gc.collect()  # an earlier test's leftovers must not close between the two counts
     before = open_fds()
     with pytest.raises(KeyError), Session(answerers=["env"], env=clean_env()) as session:
         session.hello()

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 from fuzz_lines import ENV_ANSWERS, VALID_REQUESTS, dump, expected_counts, hostile_lines, id_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -74,6 +75,7 @@ def attribute(
     assert mine == []
 
 
+@pytest.mark.timeout(360)  # over the run's own 300 s
 def test_the_executable_survives_hostile_lines(
     tmp_path: Path, figure: Callable[[str], None]
 ) -> None:

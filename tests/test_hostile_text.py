@@ -58,7 +58,7 @@ def test_hostile_sequences_are_inert_and_visible(
     source.write_text(json.dumps(request) + "\n")
     term = Term(f"{shlex.quote(USERQ)} < {source} > {out}", rows=60, cols=COLS)
     try:
-        screen = term.wait_for(f"{len(labels)}. ")
+        screen = term.wait_for_all(f"{len(labels)}. ", *(clean(label) for label in labels))
         for name, (label, _) in HOSTILE.items():
             assert clean(label) in screen, f"{name}: {clean(label)!r} not shown"
         assert "␛[31mPick␛[0m" in screen and "␛]0;hdr␇H" in screen

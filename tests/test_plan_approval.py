@@ -153,8 +153,9 @@ def at_the_prompt(case: Case, tmp_path: Path) -> dict[str, Any]:
     source.write_text("".join(json.dumps(r) + "\n" for r in request(case)))
     term = Term(f"{shlex.quote(USERQ)} --answerers tty < {source} > {out}")
     try:
-        term.wait_for("3. ✘ Reject")
-        term.press(*case.keys)
+        if case.keys:  # a timeout case may be over before the screen is read
+            term.wait_for("3. ✘ Reject")
+            term.press(*case.keys)
         assert term.wait_exit() == 0
     finally:
         term.close()

@@ -134,10 +134,10 @@ def test_hangup_on_the_terminal_is_sighup(tmp_path: Path) -> None:
             writer, b"".join(json.dumps(colours(r, f"{r}?")).encode() + b"\n" for r in ("r1", "r2"))
         )
         term.wait_for("1 more request waiting")
-        term.child.close(force=False)  # the terminal goes away: the master side closes
+        term.hang_up()  # the terminal goes away: the master side closes
         got = {r["id"]: error_code(r) for r in LineReader(reader).responses(timeout=15)}
         assert got == {"r1": "ASK_ABORTED", "r2": "ASK_ABORTED"}
-        assert term.child.exitstatus == 128 + signal.SIGHUP
+        assert term.child.wait() == 128 + signal.SIGHUP
         assert "Traceback" not in errors.read_text()
     finally:
         os.close(writer)

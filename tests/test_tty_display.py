@@ -85,12 +85,10 @@ def test_plan_review_approve(tmp_path: Path) -> None:
     assert "THE END OF THE PLAN" not in screen
     # The pager scrolls the plan; the decisions stay.
     term.press(PGDN)
-    screen = term.wait_for("│ pg_dump --table=sessions old | psql new")
-    assert "┌─ sh" in screen and "└─" in screen
+    term.wait_for_all("│ pg_dump --table=sessions old | psql new", "┌─ sh", "└─")
     for _ in range(5):
         term.press(PGDN)
-    screen = term.wait_for("THE END OF THE PLAN")
-    assert "✔ Approve" in screen
+    term.wait_for_all("THE END OF THE PLAN", "✔ Approve")
     term.press("2")
     assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
 
@@ -106,8 +104,7 @@ def test_plan_position_counts_screen_rows_and_does_not_repeat_plan(tmp_path: Pat
     short = plan_ask()
     short["questions"][0]["detail"] = "# Migration plan\n- one\n- two\n- three\n"
     term, out = run(tmp_path, short)
-    screen = term.wait_for("PgUp/PgDn")
-    assert "── all shown" in screen and "6 lines" not in screen
+    term.wait_for_all("PgUp/PgDn", "── all shown", absent=("6 lines",))
     term.press("2")
     assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
 
@@ -216,8 +213,7 @@ def test_long_text_wraps_and_resize_redraws(tmp_path: Path) -> None:
     words = " ".join(f"word{n}" for n in range(40))
     request = ask("r1", question("q", f"Question {words} END", "short", f"label {words} TAIL"))
     term, out = run(tmp_path, request, cols=80)
-    screen = term.wait_for("TAIL")
-    assert "END" in screen  # wrapped, not cut off
+    screen = term.wait_for_all("TAIL", "END")  # wrapped, not cut off
     assert all(len(line) <= 80 for line in screen.split("\n"))
     assert not any(line.rstrip().endswith("wor") for line in screen.split("\n"))  # word wrap
     term.resize(24, 40)
@@ -233,9 +229,7 @@ def test_long_detail_is_clipped_with_a_note_and_readable_in_full(tmp_path: Path)
     detail = "\n".join(f"detail line {n}" for n in range(60)) + "\nLAST DETAIL LINE"
     request = ask("r1", question("q", "Proceed?", "Yes", "No", detail=detail))
     term, out = run(tmp_path, request)
-    screen = term.wait_for("2. No")
-    assert "LAST DETAIL LINE" not in screen
-    assert "more lines: press d to read all" in screen
+    term.wait_for_all("2. No", "more lines: press d to read all", absent=("LAST DETAIL LINE",))
     term.press("d")
     term.wait_for("back to the question")
     term.press("G")
@@ -392,13 +386,11 @@ def test_the_review_scrolls_to_its_cursor_in_a_small_terminal(tmp_path: Path) ->
     term.press("a", ENTER)
     term.wait_for("3/3")
     term.press("demo", ENTER)
-    screen = term.wait_for(f"{P} Submit these answers")
-    assert "Esc cancel" in screen  # the legend shortened, not gone
+    term.wait_for_all(f"{P} Submit these answers", "Esc cancel")  # the legend shortened, not gone
     term.press(UP)
     term.wait_for(f"{P} 3. [Name] Project name?")
     term.press(HOME)
-    screen = term.wait_for(f"{P} 1. [Language]")
-    assert "Submit these answers" not in screen and "↓" in screen
+    term.wait_for_all(f"{P} 1. [Language]", "↓", absent=("Submit these answers",))
     term.press(END)
     term.wait_for(f"{P} Submit these answers")
     term.press(ENTER)
@@ -408,8 +400,8 @@ def test_the_review_scrolls_to_its_cursor_in_a_small_terminal(tmp_path: Path) ->
 def test_a_long_list_in_a_small_terminal_keeps_its_legend(tmp_path: Path) -> None:
     labels = [f"option {n:02}" for n in range(30)]
     term, out = run(tmp_path, ask("r1", question("q", "Pick one", *labels)), rows=10, cols=40)
-    screen = term.wait_for("option 04")
-    legend = screen.rstrip().split("\n")[-1]
-    assert "↑↓ move" in screen and legend.endswith("Esc cancel  …"), screen
+    term.wait_for(  # the legend is the last row drawn
+        lambda s: "option 04" in s and "↑↓ move" in s and s.rstrip().endswith("Esc cancel  …")
+    )
     term.press(DOWN, ENTER)
     assert only_answer(term, out) == {"q": {"selected": ["option 01"]}}
