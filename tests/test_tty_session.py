@@ -76,6 +76,33 @@ def test_timeout_of_the_request_on_screen(tmp_path: Path) -> None:
         session.term.wait_gone("Favourite colour?")
 
 
+def test_keys_typed_before_a_request_appears_are_discarded(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send({"type": "hello"})
+        session.read()  # userq is up, with no prompt: the terminal is cooked
+        session.term.press("1")
+        session.term.wait_for(lambda s: s.strip() == "1")  # echoed: in the terminal's queue
+        session.send(colours("r1"))
+        session.term.wait_for_all("Favourite colour?", "3. Blue")
+        session.term.press("3")
+        assert answers_of(session.read()) == {"c": {"selected": ["Blue"]}}
+
+
+def test_keys_typed_past_one_request_do_not_answer_the_next(tmp_path: Path) -> None:
+    # "2" answers r1 and the Enter after it, in the same read, is left over:
+    # prompt-toolkit keeps such keys for the next Application on the same
+    # descriptor number, where it would pick r2's first row unseen.
+    with Session(tmp_path) as session:
+        session.send(colours("r1", "First question?"), colours("r2", "Second question?"))
+        session.term.wait_for_all("1 more request waiting", "3. Blue")
+        session.term.press("2" + ENTER)  # one write: one read
+        assert answers_of(session.read()) == {"c": {"selected": ["Green"]}}
+        session.term.wait_for_all("Second question?", "3. Blue")
+        session.term.press("3")
+        second = session.read()
+        assert second["id"] == "r2" and answers_of(second) == {"c": {"selected": ["Blue"]}}
+
+
 def test_two_queued_requests_in_arrival_order(tmp_path: Path) -> None:
     with Session(tmp_path) as session:
         session.send(colours("r1", "First question?"), colours("r2", "Second question?"))

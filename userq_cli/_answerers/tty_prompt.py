@@ -180,10 +180,6 @@ class TtyAnswerer:
     ) -> dict[str, ExplicitAnswer]:
         from .._prompt import Cancelled, RequestInfo, prompt
 
-        # Keys typed before this request appeared were meant for something
-        # else: a stray Enter must not answer a question nobody has seen.
-        with contextlib.suppress(termios.error):
-            termios.tcflush(fd, termios.TCIFLUSH)
         info = RequestInfo(
             agent=request.agent.id if request.agent else None,
             waiting=lambda: self._waiting,

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from .._messages import AskUserQuestionItem
 from .common import Answer, Cancelled
 from .flow import RequestInfo, ask
-from .terminal import plain_terminal_on, terminal_on
+from .terminal import discard_typeahead, plain_terminal_on, terminal_on
 
 WITHDRAWN = "\n(The asking program withdrew this request.)\n"
 
@@ -36,7 +36,9 @@ async def prompt(
     """Ask ``questions`` on the terminal open at ``fd``; `Cancelled` when the
     human dismisses them."""
     if not plain:
-        return await ask(questions, terminal_on(fd, environ, no_color=no_color), info)
+        screen = terminal_on(fd, environ, no_color=no_color)
+        discard_typeahead(screen.input)
+        return await ask(questions, screen, info)
     from .plain import ask_plain  # loaded only in plain mode: a select draws sooner
 
     term = plain_terminal_on(fd)

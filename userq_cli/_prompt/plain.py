@@ -31,6 +31,7 @@ from .._messages import AskUserQuestionItem
 from .common import Answer, Cancelled, bind, is_plan_review, run
 from .flow import ESC_TIMEOUT, RequestInfo
 from .sanitize import clean
+from .terminal import discard_typeahead
 
 _TOKENS = re.compile(r"[\s,]+")
 
@@ -56,6 +57,9 @@ async def ask_plain(
     if not questions:
         raise ValueError("nothing to ask")
     with term.input.raw_mode():  # each line's Application then restores raw, not cooked
+        # Raw first: an Enter typed before the flush, cooked into a Ctrl-J,
+        # would end the first line.
+        discard_typeahead(term.input)
         return await _ask_all(questions, term, info)
 
 

@@ -7,11 +7,15 @@ protocol's bytes cannot reach the prompt at all.)
 
 from __future__ import annotations
 
+import contextlib
 import os
+import termios
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit.data_structures import Size
+from prompt_toolkit.input import Input
+from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.output import ColorDepth
 from prompt_toolkit.output.vt100 import Vt100_Output
@@ -44,6 +48,19 @@ def plain_terminal_on(fd: int) -> PlainTerminal:
     from .plain import PlainTerminal
 
     return PlainTerminal(Vt100Input(_text(fd, "r")), _text(fd, "w"))
+
+
+def discard_typeahead(keys: Input) -> None:
+    """Forget every key typed before now. Keys typed before a request
+    appeared were meant for something else: a stray Enter must not answer a
+    question nobody has seen. Two places hold such keys: the terminal's input
+    queue, and prompt-toolkit's store of keys that an earlier Application on
+    the same descriptor number read but did not use (typed past the end of
+    the last request). A full-screen Application fed those before its first
+    draw would not even find its own key bindings, and hang."""
+    clear_typeahead(keys)
+    with contextlib.suppress(termios.error, OSError):  # not a terminal: a pipe in tests
+        termios.tcflush(keys.fileno(), termios.TCIFLUSH)
 
 
 def _text(fd: int, mode: str) -> TextIO:
