@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shlex
 import termios
 import time
@@ -139,6 +140,18 @@ class Term:
         ptyproc.fileobj.close()
         ptyproc.fd, ptyproc.closed = -1, True
         self.child.child_fd, self.child.closed = -1, True
+
+    def reap(self, timeout: float = TIMEOUT) -> int | None:
+        """The exit status once the program has ended (None: a signal
+        killed it), awaited on a pidfd with a deadline: ``child.wait()``
+        alone would block for good on a program that never exits."""
+        fd = os.pidfd_open(self.child.pid)
+        try:
+            ready, _, _ = select.select([fd], [], [], timeout)
+        finally:
+            os.close(fd)
+        assert ready, f"userq still runs after {timeout} s"
+        return self.child.wait()
 
     def settings(self) -> list[Any]:
         """The terminal's current termios settings (read through the master)."""

@@ -689,7 +689,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
-@pytest.mark.timeout(400)  # the session's wheel is built here (pip wheel: 300 s)
+@pytest.mark.timeout(480)  # the session's wheel is built here (pip wheel: 300 s)
 def test_wheel_installs_the_pages(wheel: Path) -> None:
     data = f"userq-{userq_cli.__version__}.data/data/"
     with zipfile.ZipFile(wheel) as archive:
@@ -699,7 +699,7 @@ def test_wheel_installs_the_pages(wheel: Path) -> None:
             assert f"{data}{target}," in record
 
 
-@pytest.mark.timeout(400)  # the wheel may be built here
+@pytest.mark.timeout(480)  # the wheel may be built here, then installed
 def test_man_finds_the_pages_after_pip_install(wheel: Path, tmp_path: Path) -> None:
     """Installed into a fresh venv, the pages are where man-db looks: it derives
     its search path from PATH (<venv>/bin -> <venv>/share/man)."""

@@ -160,6 +160,8 @@ def at_the_prompt(case: Case, tmp_path: Path) -> dict[str, Any]:
     finally:
         term.close()
     (response,) = (json.loads(line) for line in out.read_text().splitlines())
+    if not case.keys:  # the ask's own timeout ended it, not anything else
+        assert response["type"] == "error" and response["error"]["code"] == "ASK_ABORTED"
     return response
 
 

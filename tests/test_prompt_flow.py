@@ -205,11 +205,13 @@ def test_plain_mode_keeps_the_terminal_raw_between_lines() -> None:
             term = PlainTerminal(Vt100Input(keys), output)
             ask = ask_plain(BATCH[:2], term, RequestInfo())
             result = asyncio.run(asyncio.wait_for(ask, 10))
+        cooked_again = termios.tcgetattr(slave)[3] & termios.ICANON
     finally:
         os.close(master)
         os.close(slave)
     assert result == {"lang": Answer(("rs",)), "tools": Answer(("lint", "tests"))}
     assert output.cooked_at_a_prompt == 0
+    assert cooked_again  # as it was before the request
     assert "Please type a number from 1 to 2" in output.getvalue()  # the 7 was read
 
 

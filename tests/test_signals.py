@@ -137,11 +137,12 @@ def test_hangup_on_the_terminal_is_sighup(tmp_path: Path) -> None:
         term.hang_up()  # the terminal goes away: the master side closes
         got = {r["id"]: error_code(r) for r in LineReader(reader).responses(timeout=15)}
         assert got == {"r1": "ASK_ABORTED", "r2": "ASK_ABORTED"}
-        assert term.child.wait() == 128 + signal.SIGHUP
+        assert term.reap() == 128 + signal.SIGHUP
         assert "Traceback" not in errors.read_text()
     finally:
         os.close(writer)
         os.close(reader)
+        term.close()
     TRIED.append("hang-up of the terminal with a prompt up and an ask queued")
 
 

@@ -47,7 +47,7 @@ def peak_kib(tmp_path: Path, feed: Callable[[subprocess.Popen[bytes]], None]) ->
     return int(report.read_text()), out
 
 
-@pytest.mark.timeout(300)  # two 100 MiB runs
+@pytest.mark.timeout(400)  # two 100 MiB runs, each with its own 180 s of waits
 def test_a_100_mib_line_trickling_in_is_refused_in_bounded_memory(
     tmp_path: Path, figure: Callable[[str], None]
 ) -> None:
