@@ -281,6 +281,7 @@ def test_plain_mode_escape_cancels(tmp_path: Path) -> None:
     term, out = run(tmp_path, ask("r1", question("c", "Colour?", "Red")), args="--plain")
     term.wait_for("Choose 1-1")
     term.press(ESC)
+    term.wait_for("(You dismissed this request.)")  # said, as nothing can be erased
     (response,) = finish(term, out)
     assert error_code(response) == "ASK_CANCELLED"
 

@@ -118,6 +118,16 @@ def test_two_queued_requests_in_arrival_order(tmp_path: Path) -> None:
         assert second["id"] == "r2" and answers_of(second) == {"c": {"selected": ["Green"]}}
 
 
+def test_plain_mode_says_that_a_request_was_withdrawn(tmp_path: Path) -> None:
+    # Plain mode appends only: what cannot be erased is followed by a word.
+    with Session(tmp_path, "--plain") as session:
+        session.send(colours("r1"))
+        session.term.wait_for("Choose 1-3")
+        session.send({"type": "cancel", "id": "r1"})
+        assert error_code(session.read()) == "ASK_ABORTED"
+        session.term.wait_for("(This request was withdrawn; it no longer waits for an answer.)")
+
+
 def test_a_withdrawn_waiting_request_is_never_shown(tmp_path: Path) -> None:
     with Session(tmp_path) as session:
         session.send(colours("r1", "First question?"), colours("r2", "NEVER SHOWN?"))

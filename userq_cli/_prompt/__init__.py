@@ -21,7 +21,11 @@ from .common import Answer, Cancelled
 from .flow import RequestInfo, ask
 from .terminal import discard_typeahead, plain_terminal_on, terminal_on
 
-WITHDRAWN = "\n(The asking program withdrew this request.)\n"
+# Plain mode cannot erase a request that ends without an answer, so it says
+# how it ended. Withdrawn covers every cause (the asker's cancel, a timeout,
+# a signal); the reason itself goes to stderr.
+WITHDRAWN = "\n(This request was withdrawn; it no longer waits for an answer.)\n"
+DISMISSED = "(You dismissed this request.)\n"
 
 
 async def prompt(
@@ -44,8 +48,10 @@ async def prompt(
     term = plain_terminal_on(fd)
     try:
         return await ask_plain(questions, term, info)
+    except Cancelled:
+        term.write(DISMISSED)  # a screen reader's user hears that Esc was taken
+        raise
     except asyncio.CancelledError:
-        # Nothing can be erased in plain mode: say what happened instead.
         term.write(WITHDRAWN)
         raise
 
