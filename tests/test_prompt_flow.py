@@ -6,12 +6,14 @@ import asyncio
 import io
 import os
 import termios
+from typing import Any
 
 import pytest
 from prompt_driver import (
     BACKSPACE,
     CTRL_S,
     DOWN,
+    END,
     ENTER,
     ESC,
     LEFT,
@@ -25,10 +27,13 @@ from prompt_driver import (
     options,
     text,
 )
+from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.vt100 import Vt100Input
+from prompt_toolkit.output import DummyOutput
 
-from userq_cli._prompt.common import Answer, Cancelled
-from userq_cli._prompt.flow import RequestInfo
+from userq_cli._prompt import common
+from userq_cli._prompt.common import Answer, Cancelled, EnterGuard
+from userq_cli._prompt.flow import RequestInfo, Terminal, ask
 from userq_cli._prompt.plain import PlainTerminal, ask_plain
 
 NAME = text("name")
@@ -70,7 +75,7 @@ def test_batch_answers_in_order_then_review_submits() -> None:
 def test_review_changes_an_answer_by_number_and_by_cursor() -> None:
     keys = ("1", "1", ENTER, "x", ENTER, "2", "2", ENTER, ENTER)
     assert answer(BATCH, *keys)["tools"] == Answer(("lint", "tests"))
-    keys = ("1", "1", ENTER, "x", ENTER, UP, UP, UP, ENTER, "2", ENTER)
+    keys = ("1", "1", ENTER, "x", ENTER, UP, UP, UP, ENTER, "2", END, ENTER)
     assert answer(BATCH, *keys)["lang"] == Answer(("rs",))
 
 
@@ -91,7 +96,9 @@ def test_back_and_forward() -> None:
 
 def test_forward_needs_an_answer() -> None:
     # → on an unanswered question does nothing: the 2 then answers it.
-    assert answer(BATCH, RIGHT, "2", ENTER, ENTER, "y", ENTER, ENTER)["lang"] == Answer(("rs",))
+    assert answer(BATCH, RIGHT, "2", DOWN, ENTER, ENTER, "y", ENTER, ENTER)["lang"] == Answer(
+        ("rs",)
+    )
 
 
 def test_back_from_the_review_goes_to_the_last_question() -> None:
@@ -105,10 +112,48 @@ def test_cancel_from_the_review() -> None:
 
 
 def test_lists_go_back_by_left_or_shift_tab_and_forward_by_right_or_tab() -> None:
-    keys = ("1", "1", ENTER, LEFT, SHIFT_TAB, TAB, SHIFT_TAB, "2", ENTER)
+    keys = ("1", "1", ENTER, LEFT, SHIFT_TAB, TAB, SHIFT_TAB, "2", END, ENTER)
     assert answer(BATCH[:2], *keys) == {"lang": Answer(("rs",)), "tools": Answer(("lint",))}
-    keys = ("2", "1", ENTER, "x", ENTER, LEFT, SHIFT_TAB, LEFT, "1", ENTER)
+    keys = ("2", "1", ENTER, "x", ENTER, LEFT, SHIFT_TAB, LEFT, "1", END, ENTER)
     assert answer(BATCH, *keys)["lang"] == Answer(("py",))
+
+
+# --- the Enter of "2, Enter" ----------------------------------------------------------
+
+TWO = [options("q1", "a", "b"), options("q2", "x", "y", "z")]
+
+
+def test_an_enter_right_after_a_pick_does_not_answer_the_next_question() -> None:
+    # Without the guard the Enter picks x, unseen, and the 3 meets the review.
+    assert answer(TWO, "2", ENTER, "3", END, ENTER) == {"q1": Answer(("b",)), "q2": Answer(("z",))}
+
+
+def test_after_another_key_or_a_second_enter_enter_acts() -> None:
+    assert answer(TWO, "2", DOWN, ENTER, END, ENTER)["q2"] == Answer(("y",))
+    assert answer(TWO, "2", ENTER, ENTER, END, ENTER)["q2"] == Answer(("x",))
+
+
+def test_after_the_grace_enter_acts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(common, "PICK_ENTER_GRACE", 0.0)  # as if the person paused
+    assert answer(TWO, "2", ENTER, END, ENTER)["q2"] == Answer(("x",))
+
+
+def test_the_enter_after_a_pick_does_not_answer_the_next_request() -> None:
+    # One guard follows the terminal from one request's Application to the
+    # next (the tty answerer passes its own), as the keys do.
+    guard = EnterGuard()
+
+    async def one_request(question: Any, *keys: str) -> dict[str, Answer]:
+        with create_pipe_input() as pipe:
+            for key in keys:
+                pipe.send_text(key)
+            info = RequestInfo(enter_guard=guard)
+            return await asyncio.wait_for(ask([question], Terminal(pipe, DummyOutput()), info), 10)
+
+    async def both() -> tuple[dict[str, Answer], dict[str, Answer]]:
+        return await one_request(TWO[0], "2"), await one_request(TWO[1], ENTER, "3")
+
+    assert asyncio.run(both()) == ({"q1": Answer(("b",))}, {"q2": Answer(("z",))})
 
 
 # --- plain mode -------------------------------------------------------------------------

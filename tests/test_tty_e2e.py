@@ -20,6 +20,7 @@ from ptyterm import (
     END,
     ENTER,
     ESC,
+    HOME,
     LEFT,
     PGDN,
     UP,
@@ -274,7 +275,7 @@ def test_batch_back_and_change_an_answer(tmp_path: Path) -> None:
     term.wait_for(f"{P} 1. Python")
     term.press("2")  # back to the review, not to question 2
     term.wait_for_all("change an answer", "Rust", absent=("Python",))
-    term.press(ENTER)
+    term.press(END, ENTER)  # a key first: an Enter right after a pick is the pick's
     assert only_answer(term, out) == {
         "lang": {"selected": ["Rust"]},
         "tools": {"selected": ["lint", "tests", "docs"]},
@@ -295,7 +296,7 @@ def test_batch_left_goes_back_and_keeps_ticks(tmp_path: Path) -> None:
     term.wait_for(f"{P} 2. Rust")  # the cursor shows the earlier choice
     term.press("1")
     term.wait_for("Which tools?")
-    term.press(ENTER)  # keeps lint and docs
+    term.press(HOME, ENTER)  # keeps lint and docs (a key first: see EnterGuard)
     term.wait_for("Project name?")
     term.press("x", ENTER)
     term.wait_for("change an answer")

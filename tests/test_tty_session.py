@@ -103,6 +103,21 @@ def test_keys_typed_past_one_request_do_not_answer_the_next(tmp_path: Path) -> N
         assert second["id"] == "r2" and answers_of(second) == {"c": {"selected": ["Blue"]}}
 
 
+def test_the_enter_typed_after_a_pick_does_not_answer_the_next_request(tmp_path: Path) -> None:
+    # "2, Enter" as typed: two writes, pexpect's 50 ms apart. The Enter lands
+    # at r1's prompt (and is discarded with it) or at r2's, where the guard the
+    # answerer carries from request to request takes it as part of the pick.
+    with Session(tmp_path) as session:
+        session.send(colours("r1", "First question?"), colours("r2", "Second question?"))
+        session.term.wait_for_all("1 more request waiting", "3. Blue")
+        session.term.press("2", ENTER)
+        assert answers_of(session.read()) == {"c": {"selected": ["Green"]}}
+        session.term.wait_for_all("Second question?", "3. Blue")
+        session.term.press("3")
+        second = session.read()
+        assert second["id"] == "r2" and answers_of(second) == {"c": {"selected": ["Blue"]}}
+
+
 def test_two_queued_requests_in_arrival_order(tmp_path: Path) -> None:
     with Session(tmp_path) as session:
         session.send(colours("r1", "First question?"), colours("r2", "Second question?"))

@@ -32,7 +32,7 @@ from ._config import ChainConfig
 if TYPE_CHECKING:
     import asyncio
 
-    from .._prompt import RequestInfo
+    from .._prompt import EnterGuard, RequestInfo
     from .._terminal_share import TerminalShare
     from ._record import Recorder
 
@@ -79,6 +79,10 @@ class TtyAnswerer:
         self._turn: asyncio.Lock | None = None  # made on first use, in the event loop
         self._waiting = 0
         self._on_screen: RequestInfo | None = None
+        # One for the terminal, across requests: the Enter after a digit that
+        # answered one request must not answer the next (made with the first
+        # prompt: prompt-toolkit is imported then).
+        self._enter_guard: EnterGuard | None = None
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> TtyAnswerer:
@@ -178,12 +182,15 @@ class TtyAnswerer:
     async def _prompt(
         self, fd: int, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, ExplicitAnswer]:
-        from .._prompt import Cancelled, RequestInfo, prompt
+        from .._prompt import Cancelled, EnterGuard, RequestInfo, prompt
 
+        if self._enter_guard is None:
+            self._enter_guard = EnterGuard()
         info = RequestInfo(
             agent=request.agent.id if request.agent else None,
             waiting=lambda: self._waiting,
             default_label=self._default_label,
+            enter_guard=self._enter_guard,
         )
         self._on_screen = info
         try:

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 
 from .._messages import AskUserQuestionItem
-from .common import Answer, Cancelled
+from .common import Answer, Cancelled, EnterGuard
 from .flow import RequestInfo, ask
 from .terminal import discard_typeahead, plain_terminal_on, terminal_on
 
@@ -56,4 +56,4 @@ async def prompt(
         raise
 
 
-__all__ = ["Answer", "Cancelled", "RequestInfo", "prompt"]
+__all__ = ["Answer", "Cancelled", "EnterGuard", "RequestInfo", "prompt"]

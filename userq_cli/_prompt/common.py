@@ -8,6 +8,8 @@ underline), and every state that colour would show also has a glyph.
 from __future__ import annotations
 
 import asyncio
+import time
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -37,6 +39,55 @@ class Answer(msgspec.Struct, frozen=True):
 
 class Cancelled(Exception):
     """The human dismissed the request (Esc or Ctrl-C)."""
+
+
+#: How long after a digit's pick an Enter still counts as part of it: people
+#: type "2, Enter" out of habit, at 50-300 ms between keys, and reading a new
+#: question before choosing on it takes longer than this.
+PICK_ENTER_GRACE = 0.5
+
+
+class EnterGuard(msgspec.Struct):
+    """Keeps the Enter of a "2, Enter" habit from answering what comes next.
+
+    A digit picks an option and moves on at once (to the next question, the
+    review, or the next request). An Enter that is the very next key, within
+    `PICK_ENTER_GRACE`, was typed for that pick, not for the question now on
+    screen, which the person may not have read: it is ignored. Any other key
+    first, or a pause, and Enter acts as usual. One guard follows a terminal
+    across requests (the tty answerer keeps it).
+    """
+
+    picked_at: float = float("-inf")
+    keys_since: int = 0  # keys pressed since the pick, this one included
+
+    def key_pressed(self) -> None:
+        self.keys_since += 1
+
+    def picked(self) -> None:
+        self.picked_at, self.keys_since = time.monotonic(), 0
+
+    def swallows_enter(self) -> bool:
+        # Only as the very next key: a second Enter (keys_since 2) is meant.
+        return self.keys_since == 1 and time.monotonic() - self.picked_at < PICK_ENTER_GRACE
+
+
+# Each full-screen Application's guard; weak, so a finished prompt's goes
+# with it. Looked up by the running app, so `bind` guards every Enter.
+_GUARDS: weakref.WeakKeyDictionary[Application[Any], EnterGuard] = weakref.WeakKeyDictionary()
+
+
+def guard_enter(app: Application[Any], guard: EnterGuard) -> None:
+    """Let ``guard`` see every key ``app`` handles, and guard its Enter keys."""
+    _GUARDS[app] = guard
+    app.key_processor.before_key_press += lambda _: guard.key_pressed()
+
+
+def picked(app: Application[Any]) -> None:
+    """A digit has just picked an option in ``app`` (and moved on)."""
+    guard = _GUARDS.get(app)
+    if guard is not None:
+        guard.picked()
 
 
 # Glyphs carry every state, so nothing depends on colour alone.
@@ -172,7 +223,17 @@ def bind(
     """Bind each of ``keys`` (single keys, or space-separated sequences) to
     ``handler``: a prompt declares its whole key map as one table of these."""
     for key in keys:
-        kb.add(*key.split(" "), filter=when, eager=True)(handler)
+        guarded = _unless_echo_of_pick(handler) if key == "enter" else handler
+        kb.add(*key.split(" "), filter=when, eager=True)(guarded)
+
+
+def _unless_echo_of_pick(handler: Handler) -> Handler:
+    def enter(event: KeyPressEvent) -> None:
+        guard = _GUARDS.get(event.app)
+        if guard is None or not guard.swallows_enter():
+            handler(event)
+
+    return enter
 
 
 def flag(getter: Callable[[], bool]) -> Condition:

@@ -28,7 +28,9 @@ from .common import (
     SKIPPED_MARK,
     Answer,
     Cancelled,
+    EnterGuard,
     bind,
+    guard_enter,
     is_plan_review,
     make_style,
     run,
@@ -63,6 +65,9 @@ class RequestInfo(msgspec.Struct):
     #: The running Application, so the answerer can ask for a redraw when
     #: the queue changes.
     app: Application[dict[str, Answer]] | None = None
+    #: The terminal's guard against the Enter of a "2, Enter" habit; the
+    #: answerer passes one that outlives the request.
+    enter_guard: EnterGuard = msgspec.field(default_factory=EnterGuard)
 
 
 class Terminal(msgspec.Struct, frozen=True):
@@ -99,6 +104,7 @@ async def ask(
     app.timeoutlen = KEY_TIMEOUT
     flow.app = app
     info.app = app
+    guard_enter(app, info.enter_guard)
     try:
         return await run(app)
     finally:

@@ -21,7 +21,7 @@ from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, HS
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
 from .._messages import AskUserQuestionItem
-from .common import Answer, bind, untrusted
+from .common import Answer, bind, picked, untrusted
 from .legend import Pair
 from .listview import Item, ListState, OptionList
 from .sanitize import clean
@@ -269,6 +269,7 @@ class _Select:
                 self.list.cursor = position
                 self.list.toggle(index)
             else:
+                picked(get_app())  # and moved on: see EnterGuard
                 self.ctx.nav.submit(Answer((self.list.items[index].label,)))
 
         return pick
