@@ -123,11 +123,34 @@ def test_lists_go_back_by_left_or_shift_tab_and_forward_by_right_or_tab() -> Non
 TWO = [options("q1", "a", "b"), options("q2", "x", "y", "z")]
 
 
+@pytest.fixture
+def long_grace(monkeypatch: pytest.MonkeyPatch) -> None:
+    # However slow the machine, the keys below come "right after" the pick.
+    monkeypatch.setattr(common, "PICK_ENTER_GRACE", 3600.0)
+
+
+@pytest.mark.usefixtures("long_grace")
 def test_an_enter_right_after_a_pick_does_not_answer_the_next_question() -> None:
     # Without the guard the Enter picks x, unseen, and the 3 meets the review.
     assert answer(TWO, "2", ENTER, "3", END, ENTER) == {"q1": Answer(("b",)), "q2": Answer(("z",))}
 
 
+@pytest.mark.usefixtures("long_grace")
+def test_an_enter_right_after_a_pick_does_not_submit_the_review() -> None:
+    # The review's cursor starts on the first answer: the Enter that would
+    # reopen it is the pick's, so the next 1 reopens q1 and nothing is sent.
+    keys = ("2", "3", ENTER, "1", "1", END, ENTER)
+    assert answer(TWO, *keys) == {"q1": Answer(("a",)), "q2": Answer(("z",))}
+
+
+@pytest.mark.usefixtures("long_grace")
+def test_an_enter_right_after_a_digit_in_the_review_does_not_answer_the_question() -> None:
+    # 1 at the review reopens q1 (skipped); the habit's Enter must not give
+    # it the cursor's option unseen. s skips it again, back to the review.
+    assert answer(TWO, "s", "3", "1", ENTER, "s", END, ENTER)["q1"] == Answer()
+
+
+@pytest.mark.usefixtures("long_grace")
 def test_after_another_key_or_a_second_enter_enter_acts() -> None:
     assert answer(TWO, "2", DOWN, ENTER, END, ENTER)["q2"] == Answer(("y",))
     assert answer(TWO, "2", ENTER, ENTER, END, ENTER)["q2"] == Answer(("x",))
@@ -138,6 +161,7 @@ def test_after_the_grace_enter_acts(monkeypatch: pytest.MonkeyPatch) -> None:
     assert answer(TWO, "2", ENTER, END, ENTER)["q2"] == Answer(("x",))
 
 
+@pytest.mark.usefixtures("long_grace")
 def test_the_enter_after_a_pick_does_not_answer_the_next_request() -> None:
     # One guard follows the terminal from one request's Application to the
     # next (the tty answerer passes its own), as the keys do.

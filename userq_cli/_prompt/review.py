@@ -12,7 +12,7 @@ from prompt_toolkit.layout import Dimension, HSplit, Window
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
 from .._messages import AskUserQuestionItem
-from .common import POINTER, Answer, bind, untrusted
+from .common import POINTER, Answer, bind, picked, untrusted
 from .legend import legend_window
 from .listview import number_column, scrolled
 from .screen import Screen, text_window
@@ -158,4 +158,8 @@ class _ReviewRows(UIControl):
 
 
 def _editor(edit: Callable[[int], None], index: int) -> Callable[[KeyPressEvent], None]:
-    return lambda event: edit(index)
+    def reopen(event: KeyPressEvent) -> None:
+        picked(event.app)  # a digit that moves on, as in a list: see EnterGuard
+        edit(index)
+
+    return reopen
