@@ -12,6 +12,7 @@ import signal
 import termios
 from pathlib import Path
 
+import pytest
 from ptyterm import (
     DOWN,
     ENTER,
@@ -88,31 +89,30 @@ def test_keys_typed_before_a_request_appears_are_discarded(tmp_path: Path) -> No
         assert answers_of(session.read()) == {"c": {"selected": ["Blue"]}}
 
 
-def test_keys_typed_past_one_request_do_not_answer_the_next(tmp_path: Path) -> None:
-    # "2" answers r1 and the Enter after it, in the same read, is left over:
-    # prompt-toolkit keeps such keys for the next Application on the same
-    # descriptor number, where it would pick r2's first row unseen.
+@pytest.mark.parametrize(
+    "keys",
+    [
+        # "2" answers r1 and the Enter after it, in the same read, is left
+        # over: prompt-toolkit keeps such keys for the next Application on
+        # the same descriptor number, where it would pick r2's first row
+        # unseen. Discarded at the start of each request.
+        ("2" + ENTER,),
+        # "2, Enter" as typed: two writes, pexpect's 50 ms apart. The Enter
+        # lands at r2's prompt, where the guard the answerer carries from
+        # request to request takes it as part of the pick; or, if r2 is slow
+        # to start, at r1's, discarded with it (then this passes without the
+        # guard: the in-process tests of the guard do not depend on timing).
+        ("2", ENTER),
+    ],
+    ids=["one write", "two writes"],
+)
+def test_the_enter_after_a_pick_does_not_answer_the_next_request(
+    tmp_path: Path, keys: tuple[str, ...]
+) -> None:
     with Session(tmp_path) as session:
         session.send(colours("r1", "First question?"), colours("r2", "Second question?"))
         session.term.wait_for_all("1 more request waiting", "3. Blue")
-        session.term.press("2" + ENTER)  # one write: one read
-        assert answers_of(session.read()) == {"c": {"selected": ["Green"]}}
-        session.term.wait_for_all("Second question?", "3. Blue")
-        session.term.press("3")
-        second = session.read()
-        assert second["id"] == "r2" and answers_of(second) == {"c": {"selected": ["Blue"]}}
-
-
-def test_the_enter_typed_after_a_pick_does_not_answer_the_next_request(tmp_path: Path) -> None:
-    # "2, Enter" as typed: two writes, pexpect's 50 ms apart. The Enter lands
-    # at r2's prompt, where the guard the answerer carries from request to
-    # request takes it as part of the pick; or, if r2 is slow to start, at
-    # r1's, discarded with it (then this passes without the guard: the
-    # in-process tests of the guard do not depend on timing).
-    with Session(tmp_path) as session:
-        session.send(colours("r1", "First question?"), colours("r2", "Second question?"))
-        session.term.wait_for_all("1 more request waiting", "3. Blue")
-        session.term.press("2", ENTER)
+        session.term.press(*keys)
         assert answers_of(session.read()) == {"c": {"selected": ["Green"]}}
         session.term.wait_for_all("Second question?", "3. Blue")
         session.term.press("3")
