@@ -14,9 +14,9 @@ import sys
 import atheris
 
 with atheris.instrument_imports():
-    from userq_cli._framing import Line
-    from userq_cli._messages import HelloResponse
-    from userq_cli._server import Server, StartAsk
+    from userq_cli._protocol.framing import Line
+    from userq_cli._protocol.messages import HelloResponse
+    from userq_cli._protocol.server_endpoint import Server, StartAsk
 
 HELLO = HelloResponse(protocol=1, version="0", answerers=["env"], interactive=False)
 

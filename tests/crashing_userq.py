@@ -7,7 +7,7 @@ Run as ``python tests/crashing_userq.py serve ...``.
 
 from __future__ import annotations
 
-from userq_cli._cli import main
+from userq_cli._cli.entry import main
 from userq_cli._prompt.listview import ListState
 
 

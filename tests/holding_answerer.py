@@ -24,12 +24,13 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from userq_cli._answer_values import AnswerValue, parse_value
-from userq_cli._answerers import ChainConfig
-from userq_cli._messages import AskUserQuestionItem, AskUserQuestionRequest
+from userq_cli._answerers.chain import Answerer
+from userq_cli._answerers.config import ChainConfig
+from userq_cli._protocol.answer_values import AnswerValue, parse_value
+from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 
 
-class HoldingAnswerer:
+class HoldingAnswerer(Answerer):
     name = "hold"
     interactive = True
 

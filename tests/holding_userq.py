@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from holding_answerer import HoldingAnswerer
 
-from userq_cli._answerers import ANSWERERS
-from userq_cli._cli import main
+from userq_cli._answerers.registry import ANSWERERS
+from userq_cli._cli.entry import main
 
 ANSWERERS["hold"] = HoldingAnswerer.from_config
 main()

@@ -171,7 +171,7 @@ atexit.register(lambda: os.write(2, ("\\nLOADED=%s\\n" % ",".join(
     name for name in watched if name in sys.modules)).encode()))
 sys.argv = ["userq", *sys.argv[2:]]
 {preload}
-from userq_cli._entry import main
+from userq_cli._cli.entry import main
 main()
 """
 

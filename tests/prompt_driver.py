@@ -15,10 +15,11 @@ import msgspec
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from userq_cli._messages import AskUserQuestionItem
 from userq_cli._prompt.common import Answer
-from userq_cli._prompt.flow import RequestInfo, Terminal, ask
-from userq_cli._prompt.plain import PlainTerminal, ask_plain
+from userq_cli._prompt.flow import RequestInfo, ask
+from userq_cli._prompt.plain import ask_plain
+from userq_cli._prompt.terminal import PlainTerminal, Terminal
+from userq_cli._protocol.messages import AskUserQuestionItem
 
 UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
 PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"

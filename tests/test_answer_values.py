@@ -4,15 +4,15 @@ from typing import Any
 
 import pytest
 
-from userq_cli._answer_values import (
+from userq_cli._protocol.answer_values import (
     ExplicitAnswer,
     GrammarError,
     fit_answer,
     parse_mapping,
     parse_value,
 )
-from userq_cli._errors import UserQuestionError, quote
-from userq_cli._messages import AskUserQuestionItem, AskUserQuestionOption
+from userq_cli._protocol.errors import UserQuestionError, quote
+from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionOption
 
 SINGLE = AskUserQuestionItem(
     id="color",

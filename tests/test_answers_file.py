@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from userq_cli._answer_values import ExplicitAnswer
-from userq_cli._answerers import ChainConfig, StartupError
 from userq_cli._answerers.answers_file import FileAnswerer
-from userq_cli._messages import AgentRef, AskUserQuestionItem, AskUserQuestionRequest
+from userq_cli._answerers.config import ChainConfig, StartupError
+from userq_cli._protocol.answer_values import ExplicitAnswer
+from userq_cli._protocol.messages import AgentRef, AskUserQuestionItem, AskUserQuestionRequest
 
 TOML = """
 [answers]

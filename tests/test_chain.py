@@ -7,18 +7,23 @@ from collections.abc import Mapping, Sequence
 import msgspec
 import pytest
 
-from userq_cli._answer_values import AnswerValue
-from userq_cli._chain import ASK_DEADLINE, Chain, remaining_seconds
-from userq_cli._errors import UserQuestionError
-from userq_cli._messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
-from userq_cli._validation import parse_request
+from userq_cli._answerers.chain import ASK_DEADLINE, Answerer, Chain, remaining_seconds
+from userq_cli._answerers.config import ChainConfig
+from userq_cli._protocol.answer_values import AnswerValue
+from userq_cli._protocol.errors import UserQuestionError
+from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
+from userq_cli._protocol.validation import parse_request
 
 
-class Fixed:
+class Fixed(Answerer):
     def __init__(self, name: str, values: Mapping[str, AnswerValue]) -> None:
-        self.name = name
+        self.name = name  # type: ignore[misc]  # one class, several names
         self.values = values
         self.saw: list[list[str]] = []
+
+    @classmethod
+    def from_config(cls, config: ChainConfig) -> Fixed:
+        raise NotImplementedError("built by the tests themselves")
 
     @property
     def interactive(self) -> bool:
@@ -98,8 +103,12 @@ class Relaying(Fixed):
 
     def __init__(self) -> None:
         super().__init__("relay", {})
-        self.peer_hello: PeerHello | None = None
+        self.hello: PeerHello | None = None
         self.closed = 0
+
+    @property
+    def peer_hello(self) -> PeerHello | None:
+        return self.hello
 
     async def aclose(self) -> None:
         self.closed += 1
@@ -115,8 +124,8 @@ def test_hello_describes_the_chain_as_it_is_now() -> None:
         False,
         None,
     )
-    relay.peer_hello = PeerHello(protocol=1, version="9", answerers=["tty"], interactive=True)
-    assert chain.hello("1.2").relay == relay.peer_hello
+    relay.hello = PeerHello(protocol=1, version="9", answerers=["tty"], interactive=True)
+    assert chain.hello("1.2").relay == relay.hello
 
 
 def test_aclose_reaches_the_answerers_that_have_it() -> None:
@@ -141,15 +150,16 @@ def test_the_deadline_is_the_current_asks_own() -> None:
     assert without is None
 
 
-def test_only_answerers_that_read_no_more_than_the_shape_answer_by_shape() -> None:
-    # The server reuses a by-shape answer for every ask of that shape
-    # (_server._ShapeMemo): a prompt or a relay must never say so.
-    from userq_cli._answerers.answers_file import FileAnswerer
-    from userq_cli._answerers.defaults import DefaultsAnswerer
-    from userq_cli._answerers.env_answers import EnvAnswerer
-    from userq_cli._answerers.relay import RelayAnswerer
-    from userq_cli._answerers.tty_prompt import TtyAnswerer
+def test_every_registered_answerer_declares_the_answerer_interface() -> None:
+    # The chain calls only what Answerer declares: an answerer that left out
+    # a required method could not even be built, and would fail its first run.
+    import importlib
 
-    classes = [EnvAnswerer, FileAnswerer, DefaultsAnswerer, RelayAnswerer, TtyAnswerer]
-    by_shape = {cls.name for cls in classes if getattr(cls, "by_shape", False)}
-    assert by_shape == {"env", "file", "defaults"}
+    from userq_cli._answerers import registry
+
+    for name in registry.ANSWERERS:
+        module = importlib.import_module(f"userq_cli._answerers.{registry.BUILT_IN[name][0]}")
+        cls = getattr(module, registry.BUILT_IN[name][1])
+        assert issubclass(cls, Answerer), name
+        assert not cls.__abstractmethods__, (name, cls.__abstractmethods__)
+        assert cls.name == name

@@ -582,7 +582,7 @@ def test_default_command_is_the_installed_userq(monkeypatch: pytest.MonkeyPatch)
 # --- the interactive prompt, under pexpect ------------------------------------------
 
 needs_prompt = pytest.mark.skipif(
-    importlib.util.find_spec("userq_cli._prompt") is None,
+    importlib.util.find_spec("userq_cli._prompt.on_terminal") is None,
     reason="the interactive prompt (tty answerer) is not built yet",
 )
 

@@ -10,7 +10,11 @@ from processes import responses, run_userq
 from ptyterm import answers_of, ask, question
 
 from userq_cli._answerers.defaults import is_approval, policy_answer
-from userq_cli._messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
+from userq_cli._protocol.messages import (
+    AskUserQuestionIntent,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+)
 
 
 def item(*labels: str, multi: bool = False, **extra: Any) -> AskUserQuestionItem:

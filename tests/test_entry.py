@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from processes import loaded_modules
 
-from userq_cli import _cli
-from userq_cli._chain_options import ChainOptions
-from userq_cli._entry import plain_serve_options
+from userq_cli._cli import app as _cli
+from userq_cli._cli.entry import plain_serve_options
+from userq_cli._runtime.chain_options import ChainOptions
 
 # (arguments, read without typer?)
 COMMAND_LINES: list[tuple[list[str], bool]] = [

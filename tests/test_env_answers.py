@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
-from userq_cli._answer_values import ExplicitAnswer
-from userq_cli._answerers import ChainConfig, StartupError
+from userq_cli._answerers.config import ChainConfig, StartupError
 from userq_cli._answerers.env_answers import EnvAnswerer, variable_for
-from userq_cli._messages import AskUserQuestionItem, AskUserQuestionRequest
+from userq_cli._protocol.answer_values import ExplicitAnswer
+from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 
 
 def answers(environ: dict[str, str], *ids: str) -> dict[str, Any]:

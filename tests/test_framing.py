@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from userq_cli._framing import Line, LineFramer, OversizedLine
+from userq_cli._protocol.framing import Line, LineFramer, OversizedLine
 
 
 def frames_of(*chunks: bytes, limit: int = 100) -> list[Line | OversizedLine]:

@@ -27,10 +27,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from processes import USERQ, clean_env
 
+from userq_cli._answerers.chain import Chain
 from userq_cli._answerers.env_answers import EnvAnswerer
-from userq_cli._chain import Chain
-from userq_cli._framing import LineFramer
-from userq_cli._serve_sync import chain_server
+from userq_cli._protocol.framing import LineFramer
+from userq_cli._runtime.chain_server import chain_server
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "protocol" / "schema.json").read_text())
 RESPONSE = jsonschema.Draft202012Validator({"$ref": "#/$defs/Response", "$defs": SCHEMA["$defs"]})

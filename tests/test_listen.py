@@ -28,7 +28,7 @@ import pytest
 from processes import USERQ, LineReader, Serve, clean_env, responses, run_userq
 from ptyterm import P, Term, answers_of, ask, question
 
-from userq_cli._listen import MAX_SESSIONS
+from userq_cli._runtime.listen import MAX_SESSIONS
 
 
 def go_ask(ask_id: str) -> dict[str, Any]:

@@ -29,7 +29,6 @@ import functools
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import zipfile
@@ -47,12 +46,11 @@ from processes import clean_env
 
 import userq_cli
 from userq_cli._answerers.answers_file import load_file
-from userq_cli._cli import EXIT_USAGE, app
-from userq_cli._errors import ERROR_CODES
-from userq_cli._messages import AskUserQuestionItem, Request, Response
-from userq_cli._one_shot import EXIT_STATUS
-from userq_cli._serve import EXIT_STDOUT_CLOSED
-from userq_cli._validation import parse_request
+from userq_cli._cli.app import app
+from userq_cli._protocol.errors import ERROR_CODES
+from userq_cli._protocol.messages import AskUserQuestionItem, Request, Response
+from userq_cli._protocol.validation import parse_request
+from userq_cli._runtime.exit_status import STATUS_OF_CODE, STOP_SIGNALS, ExitStatus
 
 ROOT = Path(__file__).resolve().parent.parent
 MAN = ROOT / "man"
@@ -447,20 +445,19 @@ def test_exit_status_table_matches_the_code() -> None:
     header, *rows = rows
     assert [cell.lower() for cell in header] == ["status", "serve", "ask, confirm, review"]
     table = {int(status): (serve, one) for status, serve, one in rows}
-    codes = [code for code in EXIT_STATUS if code in ERROR_CODES]
-    assert set(codes) == set(ERROR_CODES)
-    for code in codes:
+    assert set(STATUS_OF_CODE) == set(ERROR_CODES)
+    for code, status in STATUS_OF_CODE.items():
         rows_naming_it = [status for status, (_, one) in table.items() if words(one, code)]
-        assert rows_naming_it == [EXIT_STATUS[code]], code
-    assert table[EXIT_STATUS["answered"]][1].startswith("answered")
-    assert "declined" in table[EXIT_STATUS["declined"]][1]
-    assert "usage" in table[EXIT_USAGE][0]
-    for signum in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        assert rows_naming_it == [status], code
+    assert table[ExitStatus.OK][1].startswith("answered")
+    assert "declined" in table[ExitStatus.DECLINED][1]
+    assert "usage" in table[ExitStatus.USAGE][0]
+    for signum in STOP_SIGNALS:
         serve, one = table[128 + signum]
         assert signum.name in serve and signum.name in one and "ASK_ABORTED" in serve
-    assert "closed" in table[EXIT_STDOUT_CLOSED][0]
-    known = {0, EXIT_USAGE, EXIT_STDOUT_CLOSED, *EXIT_STATUS.values()}
-    known |= {128 + s for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)}
+    assert "closed" in table[ExitStatus.STDOUT_CLOSED][0]
+    known = {0, ExitStatus.USAGE, ExitStatus.STDOUT_CLOSED, *STATUS_OF_CODE.values()}
+    known |= {ExitStatus.DECLINED} | {128 + s for s in STOP_SIGNALS}
     assert set(table) == known
 
 

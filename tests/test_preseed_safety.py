@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from processes import run_userq
 
-from userq_cli._answer_values import AnswerValue, ExplicitAnswer, fit_answer
-from userq_cli._errors import UserQuestionError
-from userq_cli._messages import AskUserQuestionItem, AskUserQuestionOption
+from userq_cli._protocol.answer_values import AnswerValue, ExplicitAnswer, fit_answer
+from userq_cli._protocol.errors import UserQuestionError
+from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionOption
 
 HELLO = {"type": "hello"}
 DEEP = "[" * 5000 + "]" * 5000

@@ -33,8 +33,9 @@ from prompt_toolkit.output import DummyOutput
 
 from userq_cli._prompt import common
 from userq_cli._prompt.common import Answer, Cancelled, EnterGuard
-from userq_cli._prompt.flow import RequestInfo, Terminal, ask
-from userq_cli._prompt.plain import PlainTerminal, ask_plain
+from userq_cli._prompt.flow import RequestInfo, ask
+from userq_cli._prompt.plain import ask_plain
+from userq_cli._prompt.terminal import PlainTerminal, Terminal
 
 NAME = text("name")
 

@@ -81,8 +81,8 @@ def test_ask_json_prints_the_protocol_line() -> None:
 def test_description_pairing_in_process() -> None:
     import typer.testing
 
-    from userq_cli import _question_commands
-    from userq_cli._cli import app
+    from userq_cli._cli import question_commands as _question_commands
+    from userq_cli._cli.app import app
 
     seen: list[object] = []
     original = _question_commands.ask_one

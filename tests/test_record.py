@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from userq_cli._answer_values import ExplicitAnswer
-from userq_cli._answerers._config import StartupError
 from userq_cli._answerers._record import Recorder
 from userq_cli._answerers.answers_file import load_file
-from userq_cli._messages import AskUserQuestionItem, AskUserQuestionOption
+from userq_cli._answerers.config import StartupError
+from userq_cli._protocol.answer_values import ExplicitAnswer
+from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionOption
 
 GO = AskUserQuestionItem(
     id="go",

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from userq_cli._answer_values import ExplicitAnswer
 from userq_cli._answerers._relay_link import (
     Answered,
     Declined,
@@ -16,8 +15,9 @@ from userq_cli._answerers._relay_link import (
     PeerViolation,
     RelayLink,
 )
-from userq_cli._messages import AskUserQuestionRequest
-from userq_cli._validation import parse_request
+from userq_cli._protocol.answer_values import ExplicitAnswer
+from userq_cli._protocol.messages import AskUserQuestionRequest
+from userq_cli._protocol.validation import parse_request
 
 
 def request(**fields: Any) -> AskUserQuestionRequest:

@@ -6,26 +6,16 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from userq_cli._answerers.answers_file import AnswerSet, FileAnswerer
-from userq_cli._answerers.defaults import DefaultsAnswerer
-from userq_cli._answerers.env_answers import EnvAnswerer
-from userq_cli._chain import AnsweredNow, Chain
-from userq_cli._errors import UserQuestionError
-from userq_cli._framing import Line, OversizedLine
-from userq_cli._messages import (
+from userq_cli._protocol.errors import UserQuestionError
+from userq_cli._protocol.framing import Line, OversizedLine
+from userq_cli._protocol.messages import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionRequest,
     HelloResponse,
 )
-from userq_cli._serve_sync import answer_now, chain_server
-from userq_cli._server import (
-    MAX_SHAPE_LINE_BYTES,
-    MAX_SHAPES,
-    REST_ASKS,
+from userq_cli._protocol.server_endpoint import (
     AbortAsk,
     AnswerNow,
     Outcome,
@@ -204,7 +194,7 @@ def test_a_bug_on_one_line_answers_that_line_and_the_next_is_read(
 ) -> None:
     # Nothing is known to raise here any more (RecursionError did); this pins
     # the rule that one line can never end the stream for the others.
-    import userq_cli._server as server_module
+    import userq_cli._protocol.server_endpoint as server_module
 
     def planted_bug(data: bytes) -> Any:
         raise RuntimeError("planted")
@@ -265,19 +255,17 @@ def test_an_unnamed_ask_answered_at_once_waits_its_turn() -> None:
     assert [r["answers"][0]["id"] for r in h.out()] == ["held", "q"]
 
 
-# --- answers remembered by shape ------------------------------------------------
+# --- asks the chain answers at once ----------------------------------------------
 
 
 class CountingChain:
     """answer_now for a Harness: answers every question with its first label,
-    but makes a "held" one wait; counts its calls. ``by_shape`` says whether
-    an answer may be reused."""
+    but makes a "held" one wait; counts its calls."""
 
-    def __init__(self, by_shape: bool = True) -> None:
-        self.by_shape = by_shape
+    def __init__(self) -> None:
         self.calls = 0
 
-    def __call__(self, request: AskUserQuestionRequest) -> AnsweredNow | None:
+    def __call__(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
         self.calls += 1
         if request.questions[0].id == "held":
             return None
@@ -285,9 +273,7 @@ class CountingChain:
             AskUserQuestionAnswerItem(id=q.id, selected=q.labels[:1]) for q in request.questions
         ]
         sources = {q.id: "file" for q in request.questions}
-        return AnsweredNow(
-            AskUserQuestionAnswer(id=request.id, answers=items, sources=sources), self.by_shape
-        )
+        return AskUserQuestionAnswer(id=request.id, answers=items, sources=sources)
 
 
 def shaped(
@@ -298,29 +284,17 @@ def shaped(
     return {**({"id": ask_id} if ask_id else {}), "questions": [question], **extra}
 
 
-def test_an_answer_by_shape_is_reused_for_an_ask_of_that_shape() -> None:
+def test_every_ask_goes_to_the_chain_even_when_it_repeats() -> None:
     chain = CountingChain()
     h = Harness(chain)
     h.send(shaped("r1", "Deploy build 1?"))
-    h.send(shaped("r2", "Deploy build 2?"))  # other id and texts, same shape
-    h.send(shaped(None, "Deploy build 3?"))
-    assert chain.calls == 1
-    out = h.out()
-    assert [r.get("id") for r in out] == ["r1", "r2", None]
-    assert all(r["answers"] == [{"id": "q", "selected": ["A"]}] for r in out)
-    h.send(shaped("r4", labels=("A", "C")))  # another shape
-    assert chain.calls == 2
+    h.send(shaped("r2", "Deploy build 1?"))
+    h.send(shaped(None, "Deploy build 1?"))
+    assert chain.calls == 3
+    assert [r.get("id") for r in h.out()] == ["r1", "r2", None]
 
 
-def test_an_answer_not_by_shape_is_never_reused() -> None:
-    chain = CountingChain(by_shape=False)
-    h = Harness(chain)
-    h.send(shaped("r1"))
-    h.send(shaped("r2"))
-    assert chain.calls == 2
-
-
-def test_a_reused_answer_still_gets_the_stateful_checks() -> None:
+def test_an_ask_answered_at_once_still_gets_the_stateful_checks() -> None:
     h = Harness(CountingChain())
     agent = {"agent": {"id": "a"}}
     h.send({"type": "register", "agent": {"id": "a"}})
@@ -329,154 +303,10 @@ def test_a_reused_answer_still_gets_the_stateful_checks() -> None:
     h.send(shaped("r2", **agent))
     waiting = h.start(held("r3"))
     h.send(shaped("r3"))
-    h.send(shaped("r3"))  # shape known now; the id is still pending
+    h.send(shaped("r3"))
     out = h.out()
     assert out[0]["type"] == "answer"
     assert out[1]["error"]["code"] == "CALLER_NOT_LIVE"
     assert [r["error"]["code"] for r in out[2:]] == ["BAD_REQUEST", "BAD_REQUEST"]
     assert "still pending" in out[3]["error"]["message"]
     h.answer(waiting)
-
-
-def test_the_memo_of_shapes_is_bounded() -> None:
-    chain = CountingChain()
-    h = Harness(chain)
-    for number in range(MAX_SHAPES + 1):  # one more than it holds
-        h.send(shaped(f"r{number}", labels=(f"L{number}",)))
-    h.send(shaped("again", labels=("L0",)))
-    assert chain.calls == MAX_SHAPES + 2  # L0 was forgotten when the memo filled
-
-
-_LABELS = ["Yes", "No", "Yes ", "N\u043e", "Ship (Recommended)", "Stop"]
-# Mostly none: an ask with an intent is an approval or a BAD_INTENT, and an
-# error is never remembered, so a stream of them would test nothing.
-_INTENTS = [
-    None,
-    {"kind": "diff"},  # not an approval: the defaults answer it, given a detail
-    {"kind": "plan-review", "approve": "Yes"},
-    {"kind": "plan-review"},
-    {"kind": "diff", "approve": "Stop"},
-]
-
-
-@st.composite
-def _question(draw: st.DrawFn) -> dict[str, Any]:
-    """Mostly a question the chain answers, so that its answer is remembered."""
-    labels = draw(st.lists(st.sampled_from(_LABELS), min_size=1, max_size=3))
-    question: dict[str, Any] = {
-        "id": draw(st.sampled_from("abc")),
-        "question": draw(st.text(max_size=2)),
-        "options": [{"label": label} for label in labels],
-        "detail": draw(st.sampled_from(["the plan", "the plan", ""])),
-        "multiSelect": draw(st.booleans()),
-    }
-    intent = draw(st.sampled_from([None, None, *_INTENTS]))
-    if intent:
-        question["intent"] = intent
-    return question
-
-
-# What one line changes of the example's first ask: each change makes an
-# ask that differs from the others in one part of its shape (or in none).
-_CHANGES = ["nothing", "text", "id", "labels", "multi", "detail", "intent", "agent", "register"]
-
-
-@st.composite
-def _lines(draw: st.DrawFn) -> list[dict[str, Any]]:
-    base: dict[str, Any] = {"id": "r1", "questions": [draw(_question())]}
-    lines = [base]
-    for change in draw(st.lists(st.sampled_from(_CHANGES), max_size=10)):
-        if change == "register":
-            owner = draw(st.sampled_from([{}, {"owner": "o"}]))
-            lines.append(
-                {
-                    "type": draw(st.sampled_from(["register", "unregister"])),
-                    "agent": {"id": "x", **owner},
-                }
-            )
-            continue
-        line = json.loads(json.dumps(base))
-        question = line["questions"][0]
-        if change == "text":
-            question["question"] = draw(st.text(max_size=2))
-        elif change == "id":
-            line["id"] = draw(st.sampled_from(["r2", None]))
-            question["id"] = draw(st.sampled_from("abc"))
-        elif change == "labels" and question.get("options"):
-            # One label replaced: the same number of options, so only the
-            # labels themselves tell the two shapes apart.
-            options = question["options"]
-            options[draw(st.integers(0, len(options) - 1))]["label"] = draw(
-                st.sampled_from(_LABELS)
-            )
-        elif change == "labels":
-            question["options"] = [{"label": draw(st.sampled_from(_LABELS))}]
-        elif change == "multi":
-            question["multiSelect"] = not question.get("multiSelect", False)
-        elif change == "detail":  # from none to some, or back
-            question["detail"] = (
-                None if question.get("detail") else draw(st.sampled_from(["d", ""]))
-            )
-        elif change == "intent":
-            question["intent"] = draw(st.sampled_from(_INTENTS))
-        elif change == "agent":
-            line["agent"] = {"id": draw(st.sampled_from("xy"))}
-            lines.append({"type": "register", "agent": line["agent"]})
-        lines.append(line)
-    return lines
-
-
-def _preseeded_chain() -> Chain:
-    answers = AnswerSet(common={"b": "No"}, by_agent={"x": {"b": "Yes", "c": "Stop"}})
-    env = EnvAnswerer({}, {"a": ["Yes", "No"]})  # fits a multi-select question only
-    return Chain([env, FileAnswerer(answers, 1), DefaultsAnswerer()])
-
-
-@settings(max_examples=300)
-@given(_lines())
-def test_answers_reused_by_shape_are_the_answers_the_chain_gives(
-    lines: list[dict[str, Any]],
-) -> None:
-    # The same stream through a server that remembers answers by shape and
-    # one that asks the chain every time: the output must be the same bytes.
-    chain = _preseeded_chain()
-
-    def never_reused(request: AskUserQuestionRequest) -> AnsweredNow | UserQuestionError | None:
-        now = answer_now(chain, request)
-        return AnsweredNow(now.answer, False) if isinstance(now, AnsweredNow) else now
-
-    remembering = chain_server(chain, "")
-    asking = Server(hello=lambda: chain.hello(""), answer_now=never_reused)
-    for number, obj in enumerate(lines * 2, 1):  # twice: the second time, shapes are known
-        frame = Line(number, json.dumps(obj).encode())
-        assert remembering.receive(frame) == asking.receive(frame) == []
-        assert remembering.data_to_send() == asking.data_to_send()
-
-
-def test_the_memo_rests_when_questions_do_not_repeat() -> None:
-    # A key per ask is only worth building when shapes repeat: after a
-    # memo's worth of misses in a row it is not consulted for REST_ASKS asks.
-    chain = CountingChain()
-    h = Harness(chain)
-    for number in range(MAX_SHAPES):  # every one new: the last starts the rest
-        h.send(shaped(f"r{number}", labels=(f"L{number}",)))
-    for number in range(REST_ASKS):  # the same shape, but not looked up
-        h.send(shaped(f"s{number}"))
-    assert chain.calls == MAX_SHAPES + REST_ASKS
-    h.send(shaped("t1"))
-    h.send(shaped("t2"))  # looked up again: remembered from t1
-    assert chain.calls == MAX_SHAPES + REST_ASKS + 1
-    assert len(h.out()) == MAX_SHAPES + REST_ASKS + 2
-
-
-def test_a_long_line_gets_no_shape() -> None:
-    # A memo entry holds what its line held: long lines are not remembered,
-    # so the memo stays small whatever --max-line-bytes allows.
-    chain = CountingChain()
-    h = Harness(chain)
-    long = shaped("r1", "x" * MAX_SHAPE_LINE_BYTES)
-    assert len(json.dumps(long)) > MAX_SHAPE_LINE_BYTES
-    h.send(long)
-    h.send({**long, "id": "r2"})
-    assert chain.calls == 2
-    assert [r["id"] for r in h.out()] == ["r1", "r2"]

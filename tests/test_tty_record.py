@@ -11,8 +11,8 @@ import pytest
 from processes import responses, run_userq
 from ptyterm import ENTER, Session, answers_of, ask, question
 
-from userq_cli._answer_values import ExplicitAnswer
 from userq_cli._answerers.answers_file import load_file
+from userq_cli._protocol.answer_values import ExplicitAnswer
 
 WEIRD = 'quote " backslash \\ tab\t del\x7f esc\x1b nl\n ünï 🎉'
 

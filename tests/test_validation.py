@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from userq_cli._errors import UserQuestionError
-from userq_cli._messages import AskUserQuestionRequest, CancelRequest, HelloRequest
-from userq_cli._validation import (
+from userq_cli._protocol.errors import UserQuestionError
+from userq_cli._protocol.messages import AskUserQuestionRequest, CancelRequest, HelloRequest
+from userq_cli._protocol.validation import (
     BadLine,
     _duplicates,
     check_intents,

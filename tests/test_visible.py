@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from userq_cli._prompt.sanitize import clean
-from userq_cli._visible import UNSAFE, _key_of_any_text, looks_like_key
+from userq_cli._protocol.visible import UNSAFE, _key_of_any_text, looks_like_key
 
 
 def test_every_format_and_control_character_is_unsafe() -> None:

@@ -3,8 +3,8 @@
 The public API is what this module exports; every other module is private.
 """
 
-from ._errors import ERROR_CODES, UserQuestionError
-from ._messages import (
+from ._protocol.errors import ERROR_CODES, UserQuestionError
+from ._protocol.messages import (
     AgentId,
     AgentRef,
     AgentRegistration,

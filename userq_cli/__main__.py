@@ -1,3 +1,3 @@
-from ._entry import main
+from ._cli.entry import main
 
 main()

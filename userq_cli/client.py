@@ -42,8 +42,8 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from ._errors import UserQuestionError
-from ._messages import (
+from ._protocol.errors import UserQuestionError
+from ._protocol.messages import (
     AgentId,
     AgentRef,
     AgentRegistration,
@@ -60,7 +60,7 @@ from ._messages import (
     UnregisterRequest,
     encode_line,
 )
-from ._validation import check_not_empty, parse_request
+from ._protocol.validation import check_not_empty, parse_request
 
 __all__ = ["AsyncSession", "Session", "ask"]
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import msgspec
 
-from .._answer_values import AnswerValue, ExplicitAnswer
-from .._messages import AskUserQuestionItem
-from ._config import StartupError
+from .._protocol.answer_values import AnswerValue, ExplicitAnswer
+from .._protocol.messages import AskUserQuestionItem
 from .answers_file import AnswerSet, load_file
+from .config import StartupError
 
 FORMATS = (".toml", ".json")
 

@@ -15,9 +15,9 @@ from typing import cast
 
 import msgspec
 
-from .._answer_values import AnswerValue, ExplicitAnswer
-from .._errors import UserQuestionError, quote
-from .._messages import (
+from .._protocol.answer_values import AnswerValue, ExplicitAnswer
+from .._protocol.errors import UserQuestionError, quote
+from .._protocol.messages import (
     AgentRef,
     AgentRegistration,
     AskUserQuestionAnswer,

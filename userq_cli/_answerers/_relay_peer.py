@@ -17,9 +17,15 @@ from collections.abc import Mapping, Sequence
 
 import msgspec
 
-from .._errors import UserQuestionError, quote
-from .._framing import DEFAULT_MAX_LINE_BYTES, Frame, LineFramer, OversizedLine
-from .._messages import AskUserQuestionItem, AskUserQuestionRequest
+from .._protocol.errors import UserQuestionError, quote
+from .._protocol.framing import (
+    DEFAULT_MAX_LINE_BYTES,
+    READ_CHUNK,
+    Frame,
+    LineFramer,
+    OversizedLine,
+)
+from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._relay_link import Answered, Declined, Failed, Outcome, PeerViolation, RelayLink, Sent
 
 # How long a peer may take to answer a cancel with its ASK_ABORTED before it
@@ -29,7 +35,6 @@ CANCEL_GRACE = 5.0
 # How long a peer gets to exit after its stdin is closed at the end (it may
 # still be erasing a prompt), and after SIGTERM, before it is killed.
 EXIT_GRACE = 2.0
-_CHUNK = 1 << 16
 
 
 class Unreachable(msgspec.Struct, frozen=True):
@@ -116,7 +121,7 @@ class Peer:
         # this side buffer an unbounded line either.
         framer = LineFramer(DEFAULT_MAX_LINE_BYTES)
         try:
-            while chunk := await self._process.stdout.read(_CHUNK):
+            while chunk := await self._process.stdout.read(READ_CHUNK):
                 for frame in framer.feed(chunk):
                     self._take(frame)
             for frame in framer.close():

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from .._answer_values import AnswerValue, GrammarError, parse_mapping
-from .._chain import NeverWaits
-from .._messages import AskUserQuestionItem, AskUserQuestionRequest
-from ._config import ChainConfig, StartupError, path_of
+from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping
+from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .chain import NeverWaits
+from .config import ChainConfig, StartupError, path_of
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -45,7 +45,6 @@ class AnswerSet(msgspec.Struct):
 class FileAnswerer(NeverWaits):
     name = "file"
     interactive = False
-    by_shape = True  # a lookup by question id and agent, all in the shape
 
     def __init__(self, answers: AnswerSet, files: int = 0) -> None:
         self._answers = answers

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._answer_values import AnswerValue
-from .._chain import NeverWaits
-from .._messages import AskUserQuestionItem, AskUserQuestionRequest
-from ._config import ChainConfig
+from .._protocol.answer_values import AnswerValue
+from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .chain import NeverWaits
+from .config import ChainConfig
 
 RECOMMENDED = "(Recommended)"
 
@@ -51,7 +51,6 @@ def policy_answer(question: AskUserQuestionItem) -> AnswerValue:
 class DefaultsAnswerer(NeverWaits):
     name = "defaults"
     interactive = False
-    by_shape = True  # a policy on the labels, multi-select and intent, all in the shape
 
     def __init__(self, default_label: str | None = None, approval_label: str | None = None):
         self._default_label = default_label

@@ -12,10 +12,10 @@ from typing import Any
 
 import msgspec
 
-from .._answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
-from .._chain import NeverWaits
-from .._messages import AskUserQuestionItem, AskUserQuestionRequest
-from ._config import ChainConfig, StartupError
+from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
+from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .chain import NeverWaits
+from .config import ChainConfig, StartupError
 
 PREFIX = "USERQ_ANSWER_"
 MAP_VARIABLE = "USERQ_ANSWERS"
@@ -30,7 +30,6 @@ def variable_for(question_id: str) -> str:
 class EnvAnswerer(NeverWaits):
     name = "env"
     interactive = False
-    by_shape = True  # a lookup by question id, all in the shape
 
     def __init__(self, per_variable: Mapping[str, AnswerValue], by_id: Mapping[str, AnswerValue]):
         self._per_variable = dict(per_variable)

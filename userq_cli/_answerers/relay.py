@@ -26,17 +26,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .._answer_values import AnswerValue
-from .._chain import remaining_seconds
-from .._errors import quote
-from .._messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
-from ._config import RELAY_VARIABLE, ChainConfig, StartupError, relay_variable
+from .._protocol.answer_values import AnswerValue
+from .._protocol.errors import quote
+from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
 from ._relay_link import Declined
+from .chain import Answerer, remaining_seconds
+from .config import RELAY_VARIABLE, ChainConfig, StartupError, TerminalHold, relay_variable
 
 if TYPE_CHECKING:
     import asyncio
 
-    from .._terminal_share import TerminalShare
     from ._relay_peer import Peer
 
 # Not passed to the peer: a local `userq serve` peer would otherwise relay to
@@ -54,14 +53,14 @@ def parse_command(text: str, origin: str) -> list[str]:
     return argv
 
 
-class RelayAnswerer:
+class RelayAnswerer(Answerer):
     name = "relay"
 
     def __init__(
         self,
         argv: Sequence[str],
         environ: Mapping[str, str],
-        share: TerminalShare | None = None,
+        share: TerminalHold | None = None,
     ) -> None:
         self._argv = list(argv)
         self._environ = {k: v for k, v in environ.items() if k not in _NOT_FOR_THE_PEER}

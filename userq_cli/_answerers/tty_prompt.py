@@ -24,16 +24,17 @@ import termios
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._answer_values import AnswerValue, ExplicitAnswer
-from .._errors import UserQuestionError
-from .._messages import AskUserQuestionItem, AskUserQuestionRequest
-from ._config import ChainConfig
+from .._protocol.answer_values import AnswerValue, ExplicitAnswer
+from .._protocol.errors import UserQuestionError
+from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .chain import Answerer
+from .config import ChainConfig, TerminalHold
 
 if TYPE_CHECKING:
     import asyncio
 
-    from .._prompt import EnterGuard, RequestInfo
-    from .._terminal_share import TerminalShare
+    from .._prompt.common import EnterGuard
+    from .._prompt.flow import RequestInfo
     from ._record import Recorder
 
 TTY_PATH = "/dev/tty"
@@ -59,7 +60,7 @@ def open_terminal() -> int | None:
         return None
 
 
-class TtyAnswerer:
+class TtyAnswerer(Answerer):
     name = "tty"
 
     def __init__(
@@ -69,7 +70,7 @@ class TtyAnswerer:
         plain: bool = False,
         recorder: Recorder | None = None,
         default_label: str | None = None,
-        share: TerminalShare | None = None,
+        share: TerminalHold | None = None,
     ) -> None:
         self._environ = dict(environ)
         self._plain = plain
@@ -182,7 +183,9 @@ class TtyAnswerer:
     async def _prompt(
         self, fd: int, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, ExplicitAnswer]:
-        from .._prompt import Cancelled, EnterGuard, RequestInfo, prompt
+        from .._prompt.common import Cancelled, EnterGuard
+        from .._prompt.flow import RequestInfo
+        from .._prompt.on_terminal import prompt
 
         if self._enter_guard is None:
             self._enter_guard = EnterGuard()

@@ -20,7 +20,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.styles import Style
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .sanitize import segments
 
 T = TypeVar("T")

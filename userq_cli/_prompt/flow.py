@@ -17,12 +17,11 @@ from typing import TYPE_CHECKING
 import msgspec
 from prompt_toolkit.application import Application
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import DynamicContainer, Layout
-from prompt_toolkit.output import ColorDepth, Output
+from prompt_toolkit.output import ColorDepth
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .common import (
     ANSWERED_MARK,
     SKIPPED_MARK,
@@ -38,6 +37,7 @@ from .common import (
 )
 from .screen import Context, Nav, Screen
 from .select import SelectState, new_state, select_screen
+from .terminal import Terminal
 
 # The plan pager, the review and the text screen are imported where they are
 # first shown: the usual ask is one select, and it is drawn sooner without
@@ -68,12 +68,6 @@ class RequestInfo(msgspec.Struct):
     #: The terminal's guard against the Enter of a "2, Enter" habit; the
     #: answerer passes one that outlives the request.
     enter_guard: EnterGuard = msgspec.field(default_factory=EnterGuard)
-
-
-class Terminal(msgspec.Struct, frozen=True):
-    input: Input
-    output: Output
-    no_color: bool = False
 
 
 async def ask(

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TextIO
 
 import msgspec
 from prompt_toolkit.application import Application
-from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import Layout, Window
@@ -27,22 +25,13 @@ from prompt_toolkit.layout.controls import FormattedTextControl
 from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.utils import get_cwidth
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, Cancelled, bind, is_plan_review, run
 from .flow import ESC_TIMEOUT, RequestInfo
 from .sanitize import clean
-from .terminal import discard_typeahead
+from .terminal import PlainTerminal, discard_typeahead
 
 _TOKENS = re.compile(r"[\s,]+")
-
-
-class PlainTerminal(msgspec.Struct):
-    input: Input
-    output: TextIO
-
-    def write(self, text: str) -> None:
-        self.output.write(text)
-        self.output.flush()
 
 
 async def ask_plain(

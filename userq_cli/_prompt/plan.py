@@ -17,7 +17,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import HSplit, Window
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .common import APPROVE_MARK, DECLINE_MARK, bind, is_plan_review, untrusted
 from .legend import legend_window
 from .listview import Item

@@ -11,7 +11,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import Dimension, HSplit, Window
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .common import POINTER, Answer, bind, picked, untrusted
 from .legend import legend_window
 from .listview import number_column, scrolled

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .._visible import UNSAFE as _UNSAFE
+from .._protocol.visible import UNSAFE as _UNSAFE
 
 TAB_WIDTH = 4
 

@@ -23,7 +23,7 @@ from prompt_toolkit.layout import (
     Window,
 )
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, untrusted
 from .legend import CHROME_WEIGHT, Pair, legend_window
 from .wrap import Line, WrappedText, wrap

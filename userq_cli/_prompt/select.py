@@ -20,7 +20,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, HSplit, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, bind, picked, untrusted
 from .legend import Pair
 from .listview import Item, ListState, OptionList

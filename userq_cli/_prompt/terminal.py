@@ -11,19 +11,34 @@ import contextlib
 import os
 import termios
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
+import msgspec
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import Input
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.input.vt100 import Vt100Input
-from prompt_toolkit.output import ColorDepth
+from prompt_toolkit.output import ColorDepth, Output
 from prompt_toolkit.output.vt100 import Vt100_Output
 
-from .flow import Terminal
 
-if TYPE_CHECKING:
-    from .plain import PlainTerminal  # imported in plain mode only (see __init__)
+class Terminal(msgspec.Struct, frozen=True):
+    """The full-screen prompt's keys and screen."""
+
+    input: Input
+    output: Output
+    no_color: bool = False
+
+
+class PlainTerminal(msgspec.Struct):
+    """Plain mode's keys, and an append-only writer: nothing is ever erased."""
+
+    input: Input
+    output: TextIO
+
+    def write(self, text: str) -> None:
+        self.output.write(text)
+        self.output.flush()
 
 
 def terminal_on(fd: int, environ: Mapping[str, str], *, no_color: bool) -> Terminal:
@@ -45,8 +60,6 @@ def terminal_on(fd: int, environ: Mapping[str, str], *, no_color: bool) -> Termi
 
 def plain_terminal_on(fd: int) -> PlainTerminal:
     """Raw key input and an append-only writer on ``fd``, for plain mode."""
-    from .plain import PlainTerminal
-
     return PlainTerminal(Vt100Input(_text(fd, "r")), _text(fd, "w"))
 
 

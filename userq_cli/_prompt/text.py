@@ -14,7 +14,7 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import Dimension, Window
 from prompt_toolkit.layout.controls import BufferControl
 
-from .._messages import AskUserQuestionItem
+from .._protocol.messages import AskUserQuestionItem
 from .common import POINTER, Answer, bind
 from .legend import Pair
 from .screen import Context, Screen, frame

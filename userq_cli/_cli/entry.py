@@ -15,15 +15,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-from ._answerers import StartupError
-from ._answerers._config import path_of
-from ._chain_options import ChainOptions
-from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
-from ._version import __version__
-
-EXIT_USAGE = 2
+from .._answerers.config import path_of
+from .._runtime.chain_options import ChainOptions
+from .._runtime.exit_status import ExitStatus
 
 _VALUE_OPTIONS = (
     "--answers",
@@ -47,18 +43,20 @@ def main() -> None:
         stdin_is_terminal = sys.stdin is not None and sys.stdin.isatty()
         options = plain_serve_options(sys.argv[1:], os.environ, stdin_is_terminal)
         if options is None:
-            from ._cli import app
+            from .app import app
 
             app()
         else:
+            from .serve_command import run_serve
+
             sys.exit(run_serve(options))
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(ExitStatus.INTERRUPTED)
     except BaseException as exc:  # no traceback ever reaches a user
         print(f"userq: internal error: {exc!r}", file=sys.stderr)
-        sys.exit(70)  # EX_SOFTWARE
+        sys.exit(ExitStatus.SOFTWARE)
 
 
 def plain_serve_options(
@@ -118,56 +116,6 @@ def _group_options(args: list[str], answerers: str | None) -> ChainOptions | Non
     )
 
 
-def run_serve(options: ChainOptions) -> int:
-    """``userq serve``: stdin to stdout until EOF; the exit status."""
-    from ._serve_sync import chain_server, fd_sink, read_chunk, serve
-
-    if sys.stdin is None:
-        print(
-            "userq: stdin is closed: there are no requests to read"
-            " (give a pipe, a file, or </dev/null for none)",
-            file=sys.stderr,
-        )
-        return EXIT_USAGE
-    stdin = sys.stdin.fileno()
-    # Requests typed at the terminal that also shows the prompt: share it.
-    share = None
-    if os.isatty(stdin):
-        from ._terminal_share import TerminalShare
-
-        share = TerminalShare()
-    try:
-        chain = options.build_chain(terminal_share=share)
-    except StartupError as exc:
-        print(f"userq: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    server = chain_server(chain, __version__)
-    framer = LineFramer(options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
-    sink = fd_sink(sys.stdout.fileno())
-    if share is not None:
-        # Typed requests: the terminal's reader steps aside for the prompt,
-        # which only the event loop can arrange.
-        import asyncio
-
-        from ._serve import ServeLoop
-        from ._terminal_share import terminal_source
-
-        source = terminal_source(stdin, share)
-        loop = ServeLoop(
-            server, chain, framer=framer, default_timeout=options.timeout, source=source, sink=sink
-        )
-        return asyncio.run(loop.run())
-    return serve(
-        server,
-        chain,
-        framer=framer,
-        default_timeout=options.timeout,
-        read=lambda: read_chunk(stdin),
-        sink=sink,
-        rest=lambda: _stdin_source(stdin),
-    )
-
-
 def _check_standard_streams() -> None:
     """Python sets sys.stdin/stdout/stderr to None when descriptor 0, 1 or 2
     was closed at start (``userq <&-``). Without stderr, print(file=None)
@@ -181,11 +129,4 @@ def _check_standard_streams() -> None:
         sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
     if sys.stdout is None:
         print("userq: stdout is closed: there is nowhere to write answers", file=sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
-def _stdin_source(fd: int) -> AsyncIterator[bytes]:
-    # asyncio loads only when an ask must wait: see _serve_sync.
-    from ._serve import fd_source
-
-    return fd_source(fd)
+        sys.exit(ExitStatus.USAGE)

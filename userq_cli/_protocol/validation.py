@@ -9,19 +9,18 @@ BAD_INTENT.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from operator import attrgetter
 from typing import Any, get_args
 
 import msgspec
 
-from ._errors import UserQuestionError, quote
-from ._messages import (
+from .errors import UserQuestionError, quote
+from .messages import (
     AskUserQuestionIntent,
     AskUserQuestionItem,
     AskUserQuestionRequest,
     Request,
 )
-from ._visible import looks_like_key
+from .visible import looks_like_key
 
 _decoder = msgspec.json.Decoder()
 # Each request type's struct, by its tag. Converting to the one struct the
@@ -67,8 +66,8 @@ def parse_request(data: bytes) -> Request:
 
 
 def decode_request(data: bytes) -> Request:
-    """`parse_request` without `check_unique`, which the server skips for an
-    ask of a shape it has seen pass (`ask_shape`).
+    """`parse_request` without `check_unique`, which the server makes in
+    the order of the codes (`Server._validate`).
 
     A typed decoder skips unknown fields: it checks that they are JSON, but
     neither their UTF-8 (checked here, first, for every line that is not
@@ -210,31 +209,6 @@ def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent
     if intent.kind == "plan-review" and intent.approve is None:
         return f"plan-review intent on question {quote(question.id)} has no approve"
     return None
-
-
-Shape = tuple[object, ...]
-_LABEL = attrgetter("label")
-
-
-def ask_shape(request: AskUserQuestionRequest) -> Shape:
-    """What the stateless checks above, and an answerer that answers by shape
-    (`NeverWaits.by_shape`), read of an ask: its agent's id, and each
-    question's id, multi-select, whether it has a detail, intent and labels.
-    Asks of one shape pass or fail these checks alike and get the same
-    answers, whatever their ids, texts, headers, descriptions and timeouts."""
-    agent = request.agent
-    shape: list[object] = [agent.id if agent else None]
-    for question in request.questions:
-        intent = question.intent
-        options = question.options or ()
-        shape += (
-            question.id,
-            question.multi_select,
-            not question.detail,
-            intent and (intent.kind, intent.approve),
-            tuple(map(_LABEL, options)),
-        )
-    return tuple(shape)
 
 
 def _json_kind(value: Any) -> str:

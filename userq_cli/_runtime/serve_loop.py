@@ -3,7 +3,7 @@
 It reads stdin, runs each ask that must wait as an asyncio task, writes
 responses the moment they are complete, and turns signals, timeouts and a
 closed stdout into the protocol's outcomes. All decisions about *what* to
-write live in `_server`. A session starts in `_serve_sync`, which serves
+write live in `server_endpoint`. A session starts in `serve_at_once`, which serves
 without an event loop, and comes here at its first ask that must wait.
 """
 
@@ -16,20 +16,15 @@ import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
-from ._chain import ASK_DEADLINE, Chain
-from ._errors import UserQuestionError
-from ._framing import Frame, LineFramer
-from ._messages import AskUserQuestionAnswer
-from ._serve_sync import (
-    EXIT_SIGNALS,
-    EXIT_STDOUT_CLOSED,
-    Handover,
-    aborted,
-    internal_error,
-    read_chunk,
-    write_responses,
-)
-from ._server import AbortAsk, Event, Server, StartAsk, Ticket
+from .._answerers.chain import ASK_DEADLINE, Chain
+from .._protocol.errors import UserQuestionError
+from .._protocol.framing import Frame, LineFramer
+from .._protocol.messages import AskUserQuestionAnswer
+from .._protocol.server_endpoint import AbortAsk, Event, Server, StartAsk, Ticket
+from .chain_server import aborted, internal_error
+from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .serve_at_once import Handover
+from .stdio import read_chunk, write_responses
 
 # Chunks read ahead of the parser. Bounding them is what keeps an oversized
 # line from being held in memory while the framer drops it.
@@ -64,8 +59,10 @@ class ServeLoop:
         """The whole process's session: `serve`, with signals stopping it,
         then the chain closed (a relay's peer ended). The exit status."""
         loop = asyncio.get_running_loop()
-        for signum in EXIT_SIGNALS:
-            loop.add_signal_handler(signum, self.stop, 128 + signum, f"userq got {signum.name}")
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(
+                signum, self.stop, stopped_by(signum), f"userq got {signum.name}"
+            )
         try:
             return await self.serve(handover)
         finally:
@@ -174,7 +171,7 @@ class ServeLoop:
             return
         if not write_responses(self._sink, data):
             self._sink = _discard
-            self.stop(EXIT_STDOUT_CLOSED, "stdout was closed")
+            self.stop(ExitStatus.STDOUT_CLOSED, "stdout was closed")
 
     def stop(self, status: int, reason: str) -> None:
         """Read no more; abort every pending ask with ``reason``. The first
@@ -193,7 +190,7 @@ def _discard(data: bytes) -> None:
 async def fd_source(fd: int) -> AsyncIterator[bytes]:
     """Chunks read from ``fd`` by a thread with blocking reads: that works for
     pipes and regular files alike (an event loop cannot poll a regular file;
-    a terminal is read by `_terminal_share` instead). A semaphore bounds the
+    a terminal is read by `terminal_share` instead). A semaphore bounds the
     chunks read ahead of the parser."""
     chunks: asyncio.Queue[bytes] = asyncio.Queue()
     slots = threading.Semaphore(_READ_AHEAD)

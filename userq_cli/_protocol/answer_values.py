@@ -19,9 +19,9 @@ from typing import Any, NoReturn
 
 import msgspec
 
-from ._errors import UserQuestionError, quote
-from ._messages import AskUserQuestionAnswerItem, AskUserQuestionItem
-from ._validation import format_validation_error
+from .errors import UserQuestionError, quote
+from .messages import AskUserQuestionAnswerItem, AskUserQuestionItem
+from .validation import format_validation_error
 
 
 class ExplicitAnswer(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):

@@ -12,7 +12,10 @@ from typing import Annotated
 
 import typer
 
-from ._cli_options import (
+from .._protocol.schema import schema_json
+from .._runtime.exit_status import ExitStatus
+from .._version import __version__
+from .options import (
     AnswerersOption,
     AnswersOption,
     ChainOptions,
@@ -23,12 +26,8 @@ from ._cli_options import (
     RelayOption,
     TimeoutOption,
 )
-from ._entry import EXIT_USAGE, main, run_serve
-from ._question_commands import COMMANDS, OrderedOptionsCommand
-from ._schema import schema_json
-from ._version import __version__
-
-__all__ = ["EXIT_USAGE", "app", "main"]  # main: tests run the executable from here
+from .question_commands import COMMANDS, OrderedOptionsCommand
+from .serve_command import run_serve
 
 app = typer.Typer(
     name="userq",
@@ -88,7 +87,7 @@ def main_command(
             " More: `userq --help`.",
             err=True,
         )
-        raise typer.Exit(EXIT_USAGE)
+        raise typer.Exit(ExitStatus.USAGE)
     raise typer.Exit(run_serve(options))
 
 
@@ -154,7 +153,7 @@ def listen(
         userq listen
         userq --relay 'ssh laptop userq attach' < requests.jsonl
     """
-    from ._listen import run_listen
+    from .._runtime.listen import run_listen
 
     raise typer.Exit(run_listen(ChainOptions.given(ctx), socket))
 
@@ -172,8 +171,8 @@ def attach(socket: SocketOption = None) -> None:
     """
     import os
 
-    from ._attach import attach as attach_to
-    from ._socket_path import socket_path
+    from .._runtime.attach import attach as attach_to
+    from .._runtime.socket_path import socket_path
 
     raise typer.Exit(attach_to(socket_path(socket, os.environ)))
 

@@ -12,9 +12,9 @@ from typing import Annotated
 
 import typer
 
-from ._answerers import DEFAULT_ORDER
-from ._chain_options import ChainOptions
-from ._framing import DEFAULT_MAX_LINE_BYTES
+from .._answerers.registry import DEFAULT_ORDER
+from .._protocol.framing import DEFAULT_MAX_LINE_BYTES
+from .._runtime.chain_options import ChainOptions
 
 __all__ = ["ChainOptions"]  # re-exported: the commands take it from here with the options
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from ._messages import PROTOCOL_VERSION, Request, Response
+from .messages import PROTOCOL_VERSION, Request, Response
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 # userq never writes null: an unset optional field is left out. Python models

@@ -11,24 +11,16 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from ._answerers import (
-    DEFAULT_ORDER,
-    ChainConfig,
-    StartupError,
-    build_chain,
-    parse_names,
-    relay_variable,
-    with_answerer,
-)
-from ._answerers._config import path_of
-from ._chain import Chain
+from .._answerers.chain import Chain
+from .._answerers.config import ChainConfig, StartupError, path_of, relay_variable
+from .._answerers.registry import DEFAULT_ORDER, build_chain, parse_names, with_answerer
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     import typer
 
-    from ._terminal_share import TerminalShare
+    from .terminal_share import TerminalShare
 
 
 class ChainOptions(msgspec.Struct, frozen=True):

@@ -12,10 +12,9 @@ from collections.abc import Callable
 
 import msgspec
 
-from ._chain import AnsweredNow
-from ._errors import UserQuestionError, quote
-from ._framing import Frame, OversizedLine
-from ._messages import (
+from .errors import UserQuestionError, quote
+from .framing import Frame, OversizedLine
+from .messages import (
     AgentRef,
     AgentRegistration,
     AskUserQuestionAnswer,
@@ -30,10 +29,8 @@ from ._messages import (
     encode_line,
     encode_line_into,
 )
-from ._validation import (
+from .validation import (
     BadLine,
-    Shape,
-    ask_shape,
     check_intents,
     check_not_empty,
     check_unique,
@@ -70,60 +67,9 @@ class AbortAsk(msgspec.Struct, frozen=True):
 Event = StartAsk | AbortAsk
 
 Outcome = AskUserQuestionAnswer | UserQuestionError
-#: How an ask ends when the chain answers it without waiting, else None.
-AnswerNow = Callable[[AskUserQuestionRequest], AnsweredNow | UserQuestionError | None]
-
-#: Shapes remembered at most (`ask_shape`): a session asks a handful of
-#: distinct questions, however many times; a stream of ever new ones must
-#: not grow the memo without end, so it is emptied when full.
-MAX_SHAPES = 256
-#: Asks served without the memo once MAX_SHAPES asks in a row found nothing
-#: in it. Building a key and missing costs a third more per ask; a stream
-#: whose questions never repeat pays it for 256 asks in every 4,352, and one
-#: whose questions start repeating is served from the memo again within
-#: 4,096 asks.
-REST_ASKS = 4096
-#: Lines longer than this get no shape. An entry holds what its line held
-#: (labels, ids, an answer per question), several times over as Python
-#: objects; this keeps the whole memo to a few MiB whatever --max-line-bytes
-#: allows, and a usual ask is a tenth of it.
-MAX_SHAPE_LINE_BYTES = 4096
-
-
-class _ShapeMemo:
-    """The answers the chain gave by shape, by the ask's shape."""
-
-    def __init__(self) -> None:
-        self._answers: dict[Shape, AskUserQuestionAnswer] = {}
-        self._misses = 0  # asks in a row that found no answer here
-        self._resting = 0  # asks left to serve without looking here
-
-    def find(
-        self, request: AskUserQuestionRequest, size: int
-    ) -> tuple[Shape | None, AskUserQuestionAnswer | None]:
-        """The shape of an ask read from a line of ``size`` bytes (None: no
-        key is worth building for it now), and the answer remembered for
-        that shape, if any."""
-        if size > MAX_SHAPE_LINE_BYTES:
-            return None, None
-        if self._resting:
-            self._resting -= 1
-            return None, None
-        shape = ask_shape(request)
-        known = self._answers.get(shape)
-        if known is not None:
-            self._misses = 0
-        else:
-            self._misses += 1
-            if self._misses >= MAX_SHAPES:  # these questions do not repeat
-                self._answers.clear()
-                self._misses, self._resting = 0, REST_ASKS
-        return shape, known
-
-    def remember(self, shape: Shape, answer: AskUserQuestionAnswer) -> None:
-        if len(self._answers) >= MAX_SHAPES:
-            self._answers.clear()
-        self._answers[shape] = answer
+#: How an ask ends when it needs no waiting (the chain answers it at once,
+#: or fails it at once), else None: then it is started.
+AnswerNow = Callable[[AskUserQuestionRequest], Outcome | None]
 
 
 class Server:
@@ -137,16 +83,9 @@ class Server:
         ask it answers is answered within `receive`, and never becomes a
         ticket, a pending ask or an event (most asks of a preseeded session:
         that bookkeeping was a sixth of their cost). Without it, every ask
-        is started.
-
-        An answer given by shape is remembered for that shape: a later ask
-        of the same shape skips the stateless checks it passed and the
-        chain, and gets the same answers (a preseeded batch asks the same
-        questions over and over; this halves what each costs). The stateful
-        checks (a pending id, the agent) are made for every ask."""
+        is started."""
         self._hello = hello
         self._answer_now = answer_now
-        self._by_shape = _ShapeMemo()
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
         self._pending_ids: dict[str, Ticket] = {}
@@ -172,7 +111,7 @@ class Server:
         try:
             request = decode_request(frame.data)  # its checks are in _ask
             if type(request) is AskUserQuestionRequest:  # most lines
-                return self._ask(seq, frame.number, request, len(frame.data))
+                return self._ask(seq, frame.number, request)
             return self._dispatch(request)
         except BadLine as error:
             self._respond_now(seq, frame.number, error.ask_id, error)
@@ -200,27 +139,14 @@ class Server:
             self._outgoing += encode_line(self._hello())
         return []
 
-    def _ask(self, seq: int, line: int, request: AskUserQuestionRequest, size: int) -> list[Event]:
-        shape, known = self._by_shape.find(request, size) if self._answer_now else (None, None)
+    def _ask(self, seq: int, line: int, request: AskUserQuestionRequest) -> list[Event]:
         try:
-            self._validate(request, seen=known is not None)
+            self._validate(request)
         except UserQuestionError as error:
             self._respond_now(seq, line, request.id, error)
             return []
-        if known is not None:
-            # Shared, not copied: an answer is never changed once made.
-            answer = AskUserQuestionAnswer(
-                id=request.id, answers=known.answers, sources=known.sources
-            )
-            self._respond_now(seq, line, request.id, answer)
-            return []
         now = self._answer_now(request) if self._answer_now is not None else None
-        if isinstance(now, AnsweredNow):
-            if now.by_shape and shape is not None:
-                self._by_shape.remember(shape, now.answer)
-            self._respond_now(seq, line, request.id, now.answer)
-            return []
-        if now is not None:  # an error, at once
+        if now is not None:  # answered, or failed, at once
             self._respond_now(seq, line, request.id, now)
             return []
         ticket = Ticket(seq, line, request)
@@ -231,19 +157,15 @@ class Server:
             self._pending_ids[request.id] = ticket
         return [StartAsk(ticket)]
 
-    def _validate(self, request: AskUserQuestionRequest, *, seen: bool) -> None:
-        """Every check, in the order of the codes; ``seen``: the ask's shape
-        has passed the stateless ones already."""
-        if not seen:
-            check_unique(request)
+    def _validate(self, request: AskUserQuestionRequest) -> None:
+        """Every check, in the order of the codes."""
+        check_unique(request)
         if request.id is not None and request.id in self._pending_ids:
             raise BadLine(f"$.id: an ask with id {quote(request.id)} is still pending")
-        if not seen:
-            check_not_empty(request)
+        check_not_empty(request)
         if request.agent is not None:
             self._check_caller(request.agent)
-        if not seen:
-            check_intents(request)
+        check_intents(request)
 
     def _check_caller(self, agent: AgentRef) -> None:
         registered = self._agents.get(agent.id)

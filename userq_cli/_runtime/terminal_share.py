@@ -14,7 +14,7 @@ import contextlib
 import os
 from collections.abc import AsyncIterator
 
-_CHUNK = 1 << 16
+from .._protocol.framing import READ_CHUNK
 
 
 class TerminalShare:
@@ -43,7 +43,7 @@ class TerminalShare:
         while True:
             await self._free.wait()
             if await self._readable_before_taken(fd):
-                return os.read(fd, _CHUNK)
+                return os.read(fd, READ_CHUNK)
 
     async def _readable_before_taken(self, fd: int) -> bool:
         loop = asyncio.get_running_loop()

@@ -13,8 +13,11 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from ._answerers import StartupError
-from ._cli_options import (
+from .._answerers.config import StartupError
+from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
+from .._runtime.exit_status import ExitStatus
+from .one_shot import Outcome, answer_lines, ask_one
+from .options import (
     AnswerersOption,
     AnswersOption,
     ChainOptions,
@@ -24,10 +27,7 @@ from ._cli_options import (
     RelayOption,
     TimeoutOption,
 )
-from ._messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
-from ._one_shot import EXIT_STATUS, Outcome, answer_lines, ask_one
 
-EXIT_USAGE = 2
 _RAW_ARGS = "userq.raw_args"
 
 
@@ -275,7 +275,7 @@ def _run(
         chain = options.build_chain(default_label, approval_label=approval_label)
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
-        raise typer.Exit(EXIT_USAGE) from None
+        raise typer.Exit(ExitStatus.USAGE) from None
     outcome = ask_one(item, chain, ask_id=item.id, timeout=options.timeout)
     _print(outcome, json_output, labels)
     return outcome
@@ -300,7 +300,7 @@ def _decision(outcome: Outcome, accepting_label: str) -> int:
     if outcome.item is None:
         return outcome.error_status()
     accepted = outcome.item.selected == [accepting_label]
-    return EXIT_STATUS["answered" if accepted else "declined"]
+    return ExitStatus.OK if accepted else ExitStatus.DECLINED
 
 
 def _paired_options(

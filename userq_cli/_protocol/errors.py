@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-from ._messages import ErrorBody, ErrorCode, ErrorResponse
+from .messages import ErrorBody, ErrorCode, ErrorResponse
 
 
 def quote(value: Any) -> str:

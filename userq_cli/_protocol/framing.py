@@ -13,6 +13,11 @@ import msgspec
 # tens of KiB), small enough that a runaway writer cannot exhaust memory.
 DEFAULT_MAX_LINE_BYTES = 1 << 20
 
+#: The size of each read that feeds a framer (stdin, a relay peer, a listener's
+#: connection, the client's userq): big enough that a 10 MiB line streams past
+#: in few reads, and that a piped batch is answered with one write per read.
+READ_CHUNK = 1 << 16
+
 _BOM = b"\xef\xbb\xbf"
 
 

@@ -29,14 +29,15 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
 
-from ._answerers import StartupError
-from ._answerers._config import RELAY_VARIABLE
-from ._chain import Chain
-from ._chain_options import ChainOptions
-from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
-from ._serve import ServeLoop
-from ._serve_sync import EXIT_SIGNALS, chain_server
-from ._socket_path import (
+from .._answerers.chain import Chain
+from .._answerers.config import RELAY_VARIABLE, StartupError
+from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, LineFramer
+from .._version import __version__
+from .chain_options import ChainOptions
+from .chain_server import chain_server
+from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .serve_loop import ServeLoop
+from .socket_path import (
     SOCKET_VARIABLE,
     SocketPathError,
     peer_uid,
@@ -44,9 +45,7 @@ from ._socket_path import (
     reason,
     socket_path,
 )
-from ._version import __version__
 
-_CHUNK = 1 << 16
 # Responses buffered for a client that does not read, before its requests
 # stop being read: a client cannot make the listener hold unbounded output.
 _WRITE_BACKLOG = 1 << 20
@@ -56,9 +55,6 @@ MAX_SESSIONS = 64
 # How long a stopping listener waits for a session's last bytes to go out
 # before it drops a client that does not read them.
 _CLOSE_GRACE = 1.0
-
-
-EXIT_USAGE = 2
 
 
 def run_listen(options: ChainOptions, given: Path | None) -> int:
@@ -75,7 +71,7 @@ def run_listen(options: ChainOptions, given: Path | None) -> int:
         claim(path)
     except (SocketPathError, StartupError, ListenError) as exc:
         print(f"userq: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
     if not chain.interactive:
         print(
             "userq: no terminal here: only preseeded answers will be given"
@@ -91,7 +87,7 @@ def run_listen(options: ChainOptions, given: Path | None) -> int:
         return asyncio.run(listener.run(path))
     except ListenError as exc:
         print(f"userq: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitStatus.USAGE
 
 
 class ListenError(Exception):
@@ -146,8 +142,10 @@ class Listener:
             os.umask(old_umask)
         ours = path.stat().st_ino
         loop = asyncio.get_running_loop()
-        for signum in EXIT_SIGNALS:
-            loop.add_signal_handler(signum, self._stop, 128 + signum, f"userq got {signum.name}")
+        for signum in STOP_SIGNALS:
+            loop.add_signal_handler(
+                signum, self._stop, stopped_by(signum), f"userq got {signum.name}"
+            )
         print(f"userq: listening on {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
         await self._stopped.wait()
         with contextlib.suppress(OSError):
@@ -206,7 +204,7 @@ async def _chunks(
     reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> AsyncIterator[bytes]:
     with contextlib.suppress(ConnectionError):
-        while data := await reader.read(_CHUNK):
+        while data := await reader.read(READ_CHUNK):
             yield data
             if writer.transport.get_write_buffer_size() > _WRITE_BACKLOG:
                 await writer.drain()  # read on once the client has read

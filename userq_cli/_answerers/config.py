@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from .._terminal_share import TerminalShare
 
 
 RELAY_VARIABLE = "USERQ_RELAY"
@@ -30,6 +29,14 @@ def path_of(name: str) -> Path:
     from pathlib import Path
 
     return Path(name)
+
+
+class TerminalHold(Protocol):
+    """The request reader's side of a terminal that is stdin too (the
+    runtime's ``TerminalShare``): an answerer that prompts there holds it,
+    and the reader steps aside until it lets go."""
+
+    def hold(self) -> AbstractAsyncContextManager[None]: ...
 
 
 class StartupError(Exception):
@@ -57,4 +64,4 @@ class ChainConfig(msgspec.Struct, frozen=True):
     relay: str | None = None
     #: Set when stdin is the terminal too: the prompt holds it while on
     #: screen, so the request reader does not eat its keystrokes.
-    terminal_share: TerminalShare | None = None
+    terminal_share: TerminalHold | None = None

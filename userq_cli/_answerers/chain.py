@@ -1,21 +1,22 @@
 """The answerer chain: each answerer answers what it can and passes the rest on.
 
-An answerer is one module with one class satisfying `Answerer`; the chain knows
-nothing about any particular answerer, so adding one (the terminal prompt, a
-relay, a defaults policy) touches only the registry in `_answerers`; the
-optional hooks below are looked up by name.
+An answerer is one module with one class derived from `Answerer`; the chain
+knows nothing about any particular answerer, so adding one (the terminal
+prompt, a relay, a defaults policy) touches only the registry
+(`registry.ANSWERERS`).
 """
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, ClassVar, Self
 
-from ._answer_values import AnswerValue, fit_answer
-from ._errors import UserQuestionError
-from ._messages import (
+from .._protocol.answer_values import AnswerValue, fit_answer
+from .._protocol.errors import UserQuestionError
+from .._protocol.messages import (
     PROTOCOL_VERSION,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -24,6 +25,9 @@ from ._messages import (
     HelloResponse,
     PeerHello,
 )
+
+if TYPE_CHECKING:
+    from .config import ChainConfig
 
 #: When the ask being answered times out, on the `time.monotonic` clock (None:
 #: never). The serve loop sets it in each ask's task, where it applies the
@@ -39,15 +43,25 @@ def remaining_seconds() -> float | None:
     return None if deadline is None else deadline - time.monotonic()
 
 
-class Answerer(Protocol):
+class Answerer(ABC):
+    """Base of every answerer. The chain calls only what is declared here;
+    the hooks with a body are optional, and their defaults are what an
+    answerer without them means."""
+
     #: The name users give in ``--answerers`` and see in ``sources``.
-    name: str
+    name: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def from_config(cls, config: ChainConfig) -> Self:
+        """The answerer a run's settings describe; `StartupError` if they are wrong."""
 
     @property
     def interactive(self) -> bool:
         """Whether this answerer can reach a human right now (for ``hello``)."""
-        ...
+        return False
 
+    @abstractmethod
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
@@ -57,49 +71,40 @@ class Answerer(Protocol):
         answer grammar and are checked by the chain, so an answerer cannot
         hand back a label its question does not offer.
         """
-        ...
-
-    def why_not(self, question_ids: Sequence[str]) -> str:
-        """Why these questions were not answered here, for the NO_PROVIDER
-        message: what the person would change (a variable to set, a file to
-        give, a terminal to run in)."""
-        ...
-
-
-class AnswersAtOnce(Protocol):
-    """What an answerer may offer besides `Answerer.answer`: an answer that
-    needs no waiting (a lookup in what was loaded at startup). Optional: an
-    answerer without ``answer_now`` is simply awaited."""
 
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue] | None:
-        """What ``answer`` would return, given at once and without side effects,
-        or None when answering means waiting (then ``answer`` is awaited). The
-        chain may call it and then await ``answer`` for the same ask."""
-        ...
+        """What ``answer`` would return, given at once and without side
+        effects, or None when answering means waiting (then ``answer`` is
+        awaited). The chain may call it and then await ``answer`` for the
+        same ask."""
+        return None
+
+    @abstractmethod
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        """Why these questions were not answered here, for the NO_PROVIDER
+        message: what the person would change (a variable to set, a file to
+        give, a terminal to run in)."""
+
+    @property
+    def peer_hello(self) -> PeerHello | None:
+        """A relay peer's own hello, once it has said it (for ``hello``)."""
+        return None
+
+    async def aclose(self) -> None:  # noqa: B027 (an optional hook: most have nothing to stop)
+        """Stop what the answerer started (a process); the run is over."""
 
 
-class NeverWaits:
+class NeverWaits(Answerer):
     """Base of an answerer that always answers at once (a lookup in what was
-    read at startup, a policy): its `answer` is its `answer_now`, so the
-    two cannot drift apart.
+    read at startup, a policy): its `answer` is its `answer_now`, so the two
+    cannot drift apart."""
 
-    ``by_shape``, which each such answerer sets for itself: True promises
-    that its ``answer_now`` reads nothing of an ask but what
-    `_validation.ask_shape` holds (the agent's id, and the questions' ids,
-    labels, multi-select, intents and whether they have a detail) and
-    nothing that changes during a run. Its answer to one ask is then its
-    answer to every ask of that shape, and the server may reuse it
-    (`AnsweredNow`). An answerer that reads a clock, a question's text or
-    the timeout must leave it False."""
-
-    by_shape = False
-
+    @abstractmethod
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
-    ) -> Mapping[str, AnswerValue]:
-        raise NotImplementedError
+    ) -> Mapping[str, AnswerValue]: ...
 
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
@@ -107,35 +112,9 @@ class NeverWaits:
         return self.answer_now(request, open_questions)
 
 
-AnswerNow = Callable[
-    [AskUserQuestionRequest, Sequence[AskUserQuestionItem]], Mapping[str, AnswerValue] | None
-]
-
-
-class AnsweredNow(NamedTuple):
-    """An ask answered without waiting, and whether every answerer it reached
-    answers by shape (`NeverWaits`): then this answer is the answer to any
-    ask of the same shape."""
-
-    answer: AskUserQuestionAnswer
-    by_shape: bool
-
-
-# Optional hooks, looked up by name so that answerers without them need not
-# change:
-#   by_shape: bool                 -- its answer_now answers by shape (see NeverWaits)
-#   peer_hello: PeerHello | None   -- a relay's peer, as its hello described it
-#   async aclose() -> None         -- stop what the answerer started (a process)
-
-
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
-        # Looked up once: the server asks answer_now() of every ask.
-        self._now: list[tuple[str, AnswerNow | None, bool]] = [
-            (a.name, getattr(a, "answer_now", None), getattr(a, "by_shape", False))
-            for a in self.answerers
-        ]
 
     @property
     def names(self) -> list[str]:
@@ -154,18 +133,14 @@ class Chain:
             answerers=self.names,
             interactive=self.interactive,
         )
-        peers: list[PeerHello] = [
-            peer for a in self.answerers if (peer := getattr(a, "peer_hello", None)) is not None
-        ]
+        peers = [peer for a in self.answerers if (peer := a.peer_hello) is not None]
         if peers:
             response.relay = peers[0]
         return response
 
     async def aclose(self) -> None:
         for answerer in self.answerers:
-            close = getattr(answerer, "aclose", None)
-            if close is not None:
-                await close()
+            await answerer.aclose()
 
     def _no_provider(self, missing: list[str]) -> str:
         reasons = "; ".join(f"{a.name}: {a.why_not(missing)}" for a in self.answerers)
@@ -179,21 +154,19 @@ class Chain:
                 break
         return answers.result(self._no_provider)
 
-    def answer_now(self, request: AskUserQuestionRequest) -> AnsweredNow | None:
-        """`run`, without waiting: the outcome when every answerer this ask
-        reaches answers at once (env, files, defaults), else None (then await `run`).
-        Raises as `run` does. This is what lets a preseeded session run
-        without an event loop."""
+    def answer_now(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
+        """`run`, without waiting: the answer when every answerer this ask
+        reaches answers at once (env, files, defaults), else None (then await
+        `run`). Raises as `run` does. This is what lets a preseeded session
+        run without an event loop."""
         answers = _Answers(request)
-        by_shape = True
-        for name, answer_now, answers_by_shape in self._now:
-            values = answer_now(request, answers.open) if answer_now else None
+        for answerer in self.answerers:
+            values = answerer.answer_now(request, answers.open)
             if values is None:
                 return None
-            by_shape = by_shape and answers_by_shape
-            if not answers.take(name, values):
+            if not answers.take(answerer.name, values):
                 break  # all answered: the usual preseeded ask, at its first answerer
-        return AnsweredNow(answers.result(self._no_provider), by_shape)
+        return answers.result(self._no_provider)
 
 
 class _Answers:

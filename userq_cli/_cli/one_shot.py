@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator
 
 import msgspec
 
-from ._chain import Chain
-from ._framing import DEFAULT_MAX_LINE_BYTES, LineFramer
-from ._messages import (
+from .._answerers.chain import Chain
+from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, LineFramer
+from .._protocol.messages import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
@@ -22,23 +22,7 @@ from ._messages import (
     ErrorResponse,
     encode_line,
 )
-
-#: Exit status of the one-question commands, by outcome. The codes a script
-#: is likely to branch on get small numbers of their own.
-EXIT_STATUS: dict[str, int] = {
-    "answered": 0,
-    "declined": 1,
-    "BAD_REQUEST": 2,
-    "BAD_INTENT": 2,
-    "BAD_ANSWER": 2,
-    "EMPTY_QUESTIONS": 2,
-    "CALLER_NOT_LIVE": 2,
-    "DELEGATED_CALLER": 2,
-    "NO_PROVIDER": 3,
-    "ASK_ABORTED": 4,
-    "ASK_CANCELLED": 5,
-    "INTERNAL_ERROR": 70,  # EX_SOFTWARE: always a bug
-}
+from .._runtime.exit_status import STATUS_OF_CODE, ExitStatus
 
 # The loop answers an ask with exactly one of these (never a hello).
 _responses = msgspec.json.Decoder(AskUserQuestionAnswer | ErrorResponse)
@@ -58,13 +42,16 @@ class Outcome(msgspec.Struct, frozen=True):
     def error_status(self) -> int:
         """Exit status for an error response (signals win over ASK_ABORTED)."""
         assert isinstance(self.response, ErrorResponse)
-        return self.signal_status or EXIT_STATUS[self.response.error.code]
+        return self.signal_status or STATUS_OF_CODE.get(
+            self.response.error.code, ExitStatus.ABORTED
+        )
 
 
 def ask_one(
     question: AskUserQuestionItem, chain: Chain, *, ask_id: str, timeout: float | None
 ) -> Outcome:
-    from ._serve_sync import chain_server, serve
+    from .._runtime.chain_server import chain_server
+    from .._runtime.handover import serve
 
     request = AskUserQuestionRequest(id=ask_id, questions=[question])
     line = encode_line(request)

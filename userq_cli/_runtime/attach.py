@@ -22,15 +22,9 @@ import socket
 import sys
 from pathlib import Path
 
-from ._socket_path import peer_uid, reason
-
-EXIT_NOT_OURS = 2
-# The exit status when nobody listens: NO_PROVIDER's, since nobody could answer.
-EXIT_NO_LISTENER = 3
-# The listener went away while this side still had input: asks were cut off.
-EXIT_LISTENER_GONE = 4
-EXIT_STDOUT_CLOSED = 141
-_CHUNK = 1 << 16
+from .._protocol.framing import READ_CHUNK
+from .exit_status import ExitStatus
+from .socket_path import peer_uid, reason
 
 
 def attach(path: Path) -> int:
@@ -45,7 +39,7 @@ def attach(path: Path) -> int:
                 " --socket or USERQ_SOCKET)",
                 file=sys.stderr,
             )
-            return EXIT_NO_LISTENER
+            return ExitStatus.NO_LISTENER
         owner = peer_uid(connection)
         if owner != os.getuid():
             print(
@@ -53,7 +47,7 @@ def attach(path: Path) -> int:
                 " send it questions",
                 file=sys.stderr,
             )
-            return EXIT_NOT_OURS
+            return ExitStatus.NOT_OURS
         return _copy(sys.stdin.fileno(), connection, sys.stdout.fileno())
 
 
@@ -77,16 +71,16 @@ def _copy(stdin: int, connection: socket.socket, stdout: int) -> int:
             poller.register(stdin, select.POLLIN)  # a regular file is always ready
         for fd, events in poller.poll():
             if fd == stdout:
-                return EXIT_STDOUT_CLOSED  # closing the connection tells the listener
+                return ExitStatus.STDOUT_CLOSED  # closing the connection tells the listener
             if fd == stdin:
-                unsent = os.read(stdin, _CHUNK)
+                unsent = os.read(stdin, READ_CHUNK)
                 input_open = bool(unsent)
                 continue
             if events & select.POLLOUT and unsent:
                 try:
                     unsent = unsent[connection.send(unsent) :]
                 except OSError:  # BrokenPipeError, ConnectionResetError
-                    return EXIT_LISTENER_GONE
+                    return ExitStatus.LISTENER_GONE
             if events & ~select.POLLOUT:  # answers, or the listener's end
                 status = _take_answers(connection, stdout, done=not (input_open or unsent))
                 if status is not None:
@@ -99,17 +93,17 @@ def _copy(stdin: int, connection: socket.socket, stdout: int) -> int:
 def _take_answers(connection: socket.socket, stdout: int, *, done: bool) -> int | None:
     """What the listener has sent, to stdout; the exit status once it is over."""
     try:
-        data = connection.recv(_CHUNK)
+        data = connection.recv(READ_CHUNK)
     except BlockingIOError:
         return None
     except ConnectionResetError:
         data = b""
     if not data:
-        return 0 if done else EXIT_LISTENER_GONE
+        return 0 if done else ExitStatus.LISTENER_GONE
     try:
         _write_all(stdout, data)
     except BrokenPipeError:
-        return EXIT_STDOUT_CLOSED
+        return ExitStatus.STDOUT_CLOSED
     return None
 
 

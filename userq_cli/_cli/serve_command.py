@@ -1,0 +1,73 @@
+"""``userq serve``, the default command: stdin to stdout until EOF, through
+the loop that suits stdin (a pipe or file, or the terminal itself)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import AsyncIterator
+
+from .._answerers.config import StartupError
+from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, LineFramer
+from .._runtime.chain_options import ChainOptions
+from .._runtime.exit_status import ExitStatus
+from .._version import __version__
+
+
+def run_serve(options: ChainOptions) -> int:
+    """``userq serve``: stdin to stdout until EOF; the exit status."""
+    from .._runtime.chain_server import chain_server
+    from .._runtime.handover import serve
+    from .._runtime.stdio import fd_sink, read_chunk
+
+    if sys.stdin is None:
+        print(
+            "userq: stdin is closed: there are no requests to read"
+            " (give a pipe, a file, or </dev/null for none)",
+            file=sys.stderr,
+        )
+        return ExitStatus.USAGE
+    stdin = sys.stdin.fileno()
+    # Requests typed at the terminal that also shows the prompt: share it.
+    share = None
+    if os.isatty(stdin):
+        from .._runtime.terminal_share import TerminalShare
+
+        share = TerminalShare()
+    try:
+        chain = options.build_chain(terminal_share=share)
+    except StartupError as exc:
+        print(f"userq: {exc}", file=sys.stderr)
+        return ExitStatus.USAGE
+    server = chain_server(chain, __version__)
+    framer = LineFramer(options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
+    sink = fd_sink(sys.stdout.fileno())
+    if share is not None:
+        # Typed requests: the terminal's reader steps aside for the prompt,
+        # which only the event loop can arrange.
+        import asyncio
+
+        from .._runtime.serve_loop import ServeLoop
+        from .._runtime.terminal_share import terminal_source
+
+        source = terminal_source(stdin, share)
+        loop = ServeLoop(
+            server, chain, framer=framer, default_timeout=options.timeout, source=source, sink=sink
+        )
+        return asyncio.run(loop.run())
+    return serve(
+        server,
+        chain,
+        framer=framer,
+        default_timeout=options.timeout,
+        read=lambda: read_chunk(stdin),
+        sink=sink,
+        rest=lambda: _stdin_source(stdin),
+    )
+
+
+def _stdin_source(fd: int) -> AsyncIterator[bytes]:
+    # asyncio loads only when an ask must wait: see serve_at_once.
+    from .._runtime.serve_loop import fd_source
+
+    return fd_source(fd)

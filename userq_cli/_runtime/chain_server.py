@@ -1,0 +1,39 @@
+"""The server endpoint in front of a chain: how the chain's outcomes become
+the endpoint's, the same in both serve loops and in ``userq listen``."""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+
+from .._answerers.chain import Chain
+from .._protocol.errors import UserQuestionError
+from .._protocol.messages import AskUserQuestionAnswer, AskUserQuestionRequest
+from .._protocol.server_endpoint import Server, Ticket
+
+
+def chain_server(chain: Chain, version: str) -> Server:
+    """The protocol's state machine in front of ``chain``: its hello
+    describes the chain, and it answers at once what the chain answers so."""
+    return Server(hello=partial(chain.hello, version), answer_now=partial(answer_now, chain))
+
+
+def answer_now(
+    chain: Chain, request: AskUserQuestionRequest
+) -> AskUserQuestionAnswer | UserQuestionError | None:
+    """The chain's outcome if it needs no waiting, else None."""
+    try:
+        return chain.answer_now(request)
+    except UserQuestionError as error:
+        return error
+    except Exception as exc:  # an answerer bug must not take the other asks down
+        return internal_error(exc)
+
+
+def internal_error(exc: Exception) -> UserQuestionError:
+    print(f"userq: internal error: {exc!r}", file=sys.stderr)
+    return UserQuestionError("INTERNAL_ERROR", f"internal error while answering: {exc!r}")
+
+
+def aborted(ticket: Ticket) -> UserQuestionError:
+    return UserQuestionError("ASK_ABORTED", ticket.abort_reason or "aborted")
