@@ -562,6 +562,52 @@ def test_unreadable_output_raises_internal_error() -> None:
             session.ask(DEPLOY)
 
 
+# A stand-in for a newer userq: it answers the first ask with an error code
+# this version does not know, the second by line number alone (as a userq
+# answers a line it could not read), and the third with an answer.
+NEWER_USERQ = """
+import json, sys
+for number, line in enumerate(sys.stdin, 1):
+    ask = json.loads(line)
+    error = {"name": "UserQuestionError", "code": "SOMETHING_NEW", "message": "from the future"}
+    if number == 1:
+        print(json.dumps({"type": "error", "id": ask["id"], "error": error}), flush=True)
+    elif number == 2:
+        error = {**error, "code": "BAD_REQUEST", "line": number}
+        print(json.dumps({"type": "error", "error": error}), flush=True)
+    else:
+        answers = [{"id": q["id"], "selected": ["Yes"]} for q in ask["questions"]]
+        answer = {"type": "answer", "id": ask["id"], "answers": answers, "sources": {}}
+        print(json.dumps(answer), flush=True)
+"""
+
+
+def test_an_error_code_this_version_does_not_know_is_kept_and_the_session_goes_on() -> None:
+    with Session(command=[sys.executable, "-c", NEWER_USERQ]) as session:
+        with pytest.raises(UserQuestionError) as raised:
+            session.ask(DEPLOY)
+        assert (raised.value.code, raised.value.message) == ("SOMETHING_NEW", "from the future")
+        # An error without an id names the line it could not read: that ask's.
+        with pytest.raises(UserQuestionError) as raised:
+            session.ask(DEPLOY)
+        assert raised.value.code == "BAD_REQUEST"
+        assert session.ask(DEPLOY).answers[0].selected == ["Yes"]
+
+
+def test_an_ask_over_userqs_line_limit_is_refused_before_it_is_sent() -> None:
+    # userq would refuse the line without an id; the client refuses it first,
+    # in userq's words, and the session goes on.
+    plan = AskUserQuestionItem(
+        id="plan", question="Approve?", detail="x" * (1 << 20), options=DEPLOY.options
+    )
+    with Session(env={**clean_env(), "USERQ_ANSWER_DEPLOY": "Yes"}) as session:
+        with pytest.raises(UserQuestionError) as raised:
+            session.ask(plan)
+        assert raised.value.code == "BAD_REQUEST"
+        assert "over the 1048576-byte limit" in raised.value.message
+        assert session.ask(DEPLOY, id="after").answers[0].selected == ["Yes"]
+
+
 def test_userq_keeps_the_callers_session_and_process_group() -> None:
     # No setsid: the prompt needs the caller's controlling terminal, and
     # Ctrl-C at that terminal reaches userq too.

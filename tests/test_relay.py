@@ -22,7 +22,9 @@ import pytest
 from processes import USERQ, LineReader, Serve, responses, run_userq
 from ptyterm import ENTER, P, Term, answers_of, ask, question
 
-from userq_cli._answerers._relay_peer import CANCEL_GRACE, EXIT_GRACE
+from userq_cli._answerers._relay_link import GRACE
+
+CANCEL_GRACE, EXIT_GRACE = GRACE.cancel, GRACE.exit
 
 TESTS = Path(__file__).parent
 FAKE_PEER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'fake_peer.py'))}"
@@ -336,6 +338,28 @@ def test_a_peer_that_ends_before_saying_anything_declines() -> None:
     code, message = error_of(responses(result)[0])
     assert code == "NO_PROVIDER"
     assert "exited (exit status 255) before it said anything" in message
+
+
+def test_fields_userq_does_not_know_reach_the_peer_unchanged(status: Fifo) -> None:
+    # The reference harness sends intent.callId; other harnesses add fields of
+    # their own. userq ignores them, and passes them on as they came.
+    args, env = fake_relay(status, "answer", '{"selected": ["Yes"]}')
+    plan = question("go", "Deploy?", "Yes", "No")
+    plan.update(
+        detail="1. Build\n2. Ship",
+        intent={"kind": "plan-review", "approve": "Yes", "callId": "toolu_01", "x": [1, {}]},
+        extension={"nested": {"deep": True}},
+    )
+    with Serve("--answerers", "relay", *args, env=env) as serve:
+        serve.send(ask("r1", plan, timeout=30))
+        assert answers_of(serve.read()) == {"go": {"selected": ["Yes"]}}
+        started(status)
+        assert got(status) == {"type": "hello"}
+        forwarded = got(status)
+        assert forwarded["questions"] == [plan]
+        assert forwarded["id"] == "r1" and 0 < forwarded["timeout"] <= 30
+        serve.close_stdin()
+        assert serve.wait() == 0
 
 
 def test_a_peer_error_ends_the_ask_with_that_code(status: Fifo) -> None:

@@ -67,7 +67,7 @@ def test_only_the_open_questions_go_with_the_asks_id_and_remaining_timeout() -> 
     link = RelayLink()
     ask = request(id="r1", timeout=30)
     sent, data = link.ask(ask, ask.questions[1:], remaining=12.3456)
-    assert sent.relay_id == "r1"
+    assert sent.ask_id == "r1"
     assert lines(data) == [
         {"type": "ask", "id": "r1", "questions": [{"id": "b", "question": "B?"}], "timeout": 12.346}
     ]
@@ -85,7 +85,7 @@ def test_an_ask_without_id_gets_one_the_peer_answers_under() -> None:
     link = RelayLink()
     first, _ = link.ask(request(), request().questions, None)
     second, _ = link.ask(request(), request().questions, None)
-    assert first.relay_id != second.relay_id
+    assert first.ask_id != second.ask_id
     assert link.holds(first) and link.holds(second)
 
 
@@ -197,8 +197,8 @@ def test_an_id_the_peer_still_holds_is_not_reused() -> None:
     first, _ = link.ask(request(id="r1"), request().questions, None)
     link.cancel(first)  # the peer has not answered the cancel yet
     second, data = link.ask(request(id="r1"), request().questions, None)
-    assert second.relay_id != "r1"
-    assert lines(data)[0]["id"] == second.relay_id
+    assert second.ask_id != "r1"
+    assert lines(data)[0]["id"] == second.ask_id
 
 
 def test_an_id_sent_again_after_its_reply_is_a_new_ask() -> None:
@@ -208,7 +208,7 @@ def test_an_id_sent_again_after_its_reply_is_a_new_ask() -> None:
     link.cancel(first)
     link.receive(error("ASK_ABORTED"))
     second, _ = link.ask(request(id="r1"), request().questions, None)
-    assert second.relay_id == "r1"
+    assert second.ask_id == "r1"
     assert link.holds(second) and not link.holds(first)
 
 
@@ -230,18 +230,3 @@ def test_a_refused_register_costs_nothing() -> None:
     assert link.receive(error("BAD_REQUEST", None, at=2)) is None
     outcome = link.receive(error("CALLER_NOT_LIVE"))
     assert isinstance(outcome, Failed) and outcome.relay_id == "r1"
-
-
-def test_a_hello_nested_too_deeply_is_a_violation() -> None:
-    deep = b'{"type":"hello","protocol":1,"version":"x","answerers":[],"interactive":true,"x":'
-    with pytest.raises(PeerViolation, match="nested too deeply"):
-        RelayLink().receive(deep + b"[" * 5000 + b"]" * 5000 + b"}")
-
-
-@pytest.mark.parametrize(
-    "data",
-    [b"not json", b"[1, 2]", b'{"type": "ask", "questions": []}', b'{"type": "answer"}'],
-)
-def test_anything_but_a_response_is_a_violation(data: bytes) -> None:
-    with pytest.raises(PeerViolation, match="not a protocol response"):
-        RelayLink().receive(data)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import itertools
 import math
 import os
 import shlex
@@ -40,27 +39,30 @@ from collections import deque
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import msgspec
-
+from ._protocol.client_endpoint import (
+    AnswerReceived,
+    ClientEndpoint,
+    ErrorReceived,
+    Event,
+    HelloReceived,
+    HelloRefused,
+    ProtocolViolation,
+    check_line,
+    error_of,
+)
 from ._protocol.errors import UserQuestionError
+from ._protocol.framing import READ_CHUNK
 from ._protocol.messages import (
-    AgentId,
     AgentRef,
     AgentRegistration,
     AskUserQuestionAnswer,
     AskUserQuestionItem,
     AskUserQuestionRequest,
-    CancelRequest,
-    ErrorResponse,
-    HelloRequest,
     HelloResponse,
     Message,
     RegisterRequest,
-    Response,
-    UnregisterRequest,
     encode_line,
 )
-from ._protocol.validation import check_not_empty, parse_request
 
 __all__ = ["AsyncSession", "Session", "ask"]
 
@@ -70,10 +72,6 @@ PathArg = str | os.PathLike[str]
 
 #: Seconds userq gets to exit after EOF, and again after SIGTERM, before SIGKILL.
 _EXIT_GRACE = 5.0
-#: Longest response line read. Answers echo what a human typed, nothing bigger.
-_LINE_LIMIT = 1 << 24
-
-_decoder: msgspec.json.Decoder[Response] = msgspec.json.Decoder(Response)
 _T = TypeVar("_T")
 
 
@@ -162,10 +160,12 @@ class AsyncSession:
         self._env = _environment(env)
         self._process: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
+        # The protocol's rules (ids, held asks, matching responses) are the
+        # endpoint's; this class only moves bytes and wakes the waiters.
+        self._endpoint = ClientEndpoint()
         self._asks: dict[str, asyncio.Future[AskUserQuestionAnswer]] = {}
         # hello responses carry no id; userq answers hellos in the order sent.
         self._hellos: deque[asyncio.Future[HelloResponse]] = deque()
-        self._ids = itertools.count(1)
         self._ended: UserQuestionError | None = None  # set once no request can be sent
         self._closed = False
 
@@ -197,7 +197,6 @@ class AsyncSession:
             stdout=asyncio.subprocess.PIPE,
             stderr=None,
             env=self._env,
-            limit=_LINE_LIMIT,
         )
         self._reader = asyncio.create_task(self._read(self._process))
 
@@ -216,44 +215,51 @@ class AsyncSession:
         stays taken until userq's response to it arrives, even once cancelled.
         """
         request = _ask_request(questions, agent, timeout, id)
-        ask_id = request.id
-        if ask_id is None:
-            ask_id = next(i for n in self._ids if (i := f"ask-{n}") not in self._asks)
-            request = msgspec.structs.replace(request, id=ask_id)
-        elif ask_id in self._asks:
-            raise UserQuestionError("BAD_REQUEST", f"$.id: an ask with id {ask_id!r} is pending")
+        self._usable()
+        held = self._endpoint.ask(request)
         future: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
-        self._write(request)
-        self._asks[ask_id] = future
+        self._asks[held.ask_id] = future
+        self._flush()
         try:
             await self._drain()
             return await future
         except asyncio.CancelledError:
-            if self._asks.get(ask_id) is future:  # userq still has it: take it back
-                future.cancel()  # and drop its response when it comes
-                self._write(CancelRequest(id=ask_id))
+            if self._asks.pop(held.ask_id, None) is future and self._ended is None:
+                # userq still has it: take it back, and drop its response.
+                self._endpoint.cancel(held)
+                self._flush()
             raise
 
     async def cancel(self, ask_id: str) -> None:
         """End a pending ask: its `ask` raises ``ASK_ABORTED``. Unknown ids are ignored."""
-        await self._send(CancelRequest(id=ask_id))
+        self._usable()
+        held = next((h for h in self._endpoint.held() if h.ask_id == ask_id), None)
+        if held is not None and not held.cancelled:
+            self._endpoint.cancel(held)
+        await self._send()
 
     async def register(self, agent: AgentRegistration | AgentRef) -> None:
-        """Record a live agent, so asks with ``agent=`` it are accepted."""
+        """Record a live agent, so that asks given it as ``agent=`` are
+        accepted; registering its id again replaces it."""
         if isinstance(agent, AgentRef):
             agent = AgentRegistration(id=agent.id, instance=agent.instance)
-        await self._send(RegisterRequest(agent=agent))
+        self._usable()
+        self._endpoint.register(agent)
+        await self._send()
 
     async def unregister(self, agent_id: str) -> None:
         """Forget an agent; its pending asks end with ``ASK_ABORTED``."""
-        await self._send(UnregisterRequest(agent=AgentId(id=agent_id)))
+        self._usable()
+        self._endpoint.unregister(agent_id)
+        await self._send()
 
     async def hello(self) -> HelloResponse:
         """The answerer chain, and whether a human can be reached at a terminal."""
+        self._usable()
         future: asyncio.Future[HelloResponse] = asyncio.get_running_loop().create_future()
-        self._write(HelloRequest())
+        self._endpoint.hello()
         self._hellos.append(future)
-        await self._drain()
+        await self._send()
         return await future
 
     async def close(self) -> None:
@@ -262,9 +268,11 @@ class AsyncSession:
         if process is None or self._closed:
             return
         self._closed = True
-        for ask_id, future in self._asks.items():
-            if not future.done() and self._ended is None:
-                self._write(CancelRequest(id=ask_id))
+        if self._ended is None:
+            for held in self._endpoint.held():
+                if not held.cancelled:
+                    self._endpoint.cancel(held)
+            self._flush()
         self._end(UserQuestionError("ASK_ABORTED", "the userq session was closed"))
         try:
             assert process.stdin is not None
@@ -279,17 +287,25 @@ class AsyncSession:
 
     # --- the pipes ----------------------------------------------------------
 
-    async def _send(self, message: Message) -> None:
-        _check(message)
-        self._write(message)
-        await self._drain()
-
-    def _write(self, message: Message) -> None:
+    def _usable(self) -> None:
+        """Raise unless a request can be sent now."""
         if self._process is None or self._process.stdin is None:
             raise RuntimeError("the session is not started: use `async with AsyncSession()`")
         if self._ended is not None:
             raise _copy(self._ended)
-        self._process.stdin.write(encode_line(message))
+
+    async def _send(self) -> None:
+        """Write what the endpoint has to send (a request it refused raised
+        its error before anything was queued)."""
+        self._flush()
+        await self._drain()
+
+    def _flush(self) -> None:
+        assert self._process is not None and self._process.stdin is not None
+        data = self._endpoint.data_to_send()
+        if data:
+            with contextlib.suppress(ConnectionError):  # userq is gone: the reader says why
+                self._process.stdin.write(data)
 
     async def _drain(self) -> None:
         assert self._process is not None and self._process.stdin is not None
@@ -298,41 +314,47 @@ class AsyncSession:
 
     async def _read(self, process: asyncio.subprocess.Process) -> None:
         assert process.stdout is not None
+        trusted = True
         while True:
-            try:
-                line = await process.stdout.readline()
-                if not line:
+            chunk = await process.stdout.read(READ_CHUNK)
+            if not trusted:
+                if not chunk:
                     break
-                response = _decoder.decode(line)
-            except ValueError as exc:  # msgspec.DecodeError, or a line over the limit
-                # Not userq, or a userq that does not speak this protocol. Keep
-                # reading, so it never blocks on a full pipe, but trust nothing.
+                continue  # keep reading, so that userq never blocks on a full pipe
+            try:
+                events = self._endpoint.receive_data(chunk)
+            except ProtocolViolation as exc:
+                # Not userq, or a userq that does not speak this protocol:
+                # trust nothing it says from here on.
                 self._end(UserQuestionError("INTERNAL_ERROR", f"unreadable response: {exc}"))
+                trusted = False
                 continue
-            self._dispatch(response)
+            for event in events:
+                self._dispatch(event)
+            if not chunk:
+                break
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(process.wait(), _EXIT_GRACE)
         self._end(UserQuestionError("ASK_ABORTED", _exit_message(process.returncode)))
 
-    def _dispatch(self, response: Response) -> None:
-        if isinstance(response, HelloResponse):
+    def _dispatch(self, event: Event) -> None:
+        if isinstance(event, HelloReceived | HelloRefused):
             if self._hellos:
-                _resolve(self._hellos.popleft(), response)
+                waiter = self._hellos.popleft()
+                if isinstance(event, HelloReceived):
+                    _resolve(waiter, event.hello)
+                else:  # a userq older than hello
+                    _fail(waiter, error_of(event.error))
             return
-        if not isinstance(response.id, str):
-            # Only an unreadable line gets an error without an id, and the
-            # client checks every line first; so it is a `hello` that an older
-            # userq does not know.
-            if self._hellos and isinstance(response, ErrorResponse):
-                _fail(self._hellos.popleft(), _error(response))
-            return
-        future = self._asks.pop(response.id, None)
+        if not isinstance(event, AnswerReceived | ErrorReceived):
+            return  # a register, unregister or cancel that userq could not read
+        future = self._asks.pop(event.held.ask_id, None)
         if future is None:
             return  # an ask whose caller cancelled it
-        if isinstance(response, ErrorResponse):
-            _fail(future, _error(response))
+        if isinstance(event, ErrorReceived):
+            _fail(future, error_of(event.error))
         else:
-            _resolve(future, response)
+            _resolve(future, event.answer)
 
     def _end(self, error: UserQuestionError) -> None:
         """No more requests: fail everything pending (the first reason wins)."""
@@ -499,11 +521,9 @@ def _ask_request(
 
 def _check(message: Message) -> None:
     """Refuse what userq would refuse as ``BAD_REQUEST`` or ``EMPTY_QUESTIONS``,
-    with its words (this is its own parser), before anything is sent or started."""
+    with its words (the endpoint's own rules), before anything is started."""
     try:
-        request = parse_request(encode_line(message))
-        if isinstance(request, AskUserQuestionRequest):
-            check_not_empty(request)
+        check_line(encode_line(message))
     except UserQuestionError as error:
         raise _copy(error) from None
 
@@ -601,10 +621,6 @@ def _exit_message(status: int | None) -> str:
 def _copy(error: UserQuestionError) -> UserQuestionError:
     """A fresh exception per raise, so tracebacks do not pile up on one object."""
     return UserQuestionError(error.code, error.message)
-
-
-def _error(response: ErrorResponse) -> UserQuestionError:
-    return UserQuestionError(response.error.code, response.error.message)
 
 
 def _resolve(future: asyncio.Future[_T], value: _T) -> None:

@@ -14,9 +14,11 @@ import shlex
 import signal
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import msgspec
 
+from .._protocol.client_endpoint import Held
 from .._protocol.errors import UserQuestionError, quote
 from .._protocol.framing import (
     DEFAULT_MAX_LINE_BYTES,
@@ -26,15 +28,16 @@ from .._protocol.framing import (
     OversizedLine,
 )
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from ._relay_link import Answered, Declined, Failed, Outcome, PeerViolation, RelayLink, Sent
-
-# How long a peer may take to answer a cancel with its ASK_ABORTED before it
-# counts as hung and is stopped. A userq peer answers at once; the margin is
-# for a slow link (ssh over a bad network) and a busy machine.
-CANCEL_GRACE = 5.0
-# How long a peer gets to exit after its stdin is closed at the end (it may
-# still be erasing a prompt), and after SIGTERM, before it is killed.
-EXIT_GRACE = 2.0
+from ._relay_link import (
+    GRACE,
+    Answered,
+    Declined,
+    Failed,
+    Grace,
+    Outcome,
+    PeerViolation,
+    RelayLink,
+)
 
 
 class Unreachable(msgspec.Struct, frozen=True):
@@ -48,9 +51,12 @@ class Peer:
     """One incarnation of the peer process: what was sent to it, who waits
     for which of its answers, and its end."""
 
-    def __init__(self, process: asyncio.subprocess.Process, command: str) -> None:
+    def __init__(
+        self, process: asyncio.subprocess.Process, command: str, grace: Grace = GRACE
+    ) -> None:
         self._process = process
         self._command = command
+        self._grace = grace
         self.link = RelayLink()
         self.alive = True
         self._spoke = False  # has written a protocol line
@@ -60,14 +66,16 @@ class Peer:
         self._ended: asyncio.Task[None] | None = None
 
     @classmethod
-    async def start(cls, argv: Sequence[str], environ: Mapping[str, str]) -> Peer:
+    async def start(
+        cls, argv: Sequence[str], environ: Mapping[str, str], grace: Grace = GRACE
+    ) -> Peer:
         process = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             env=dict(environ),
         )
-        peer = cls(process, shlex.join(argv))
+        peer = cls(process, shlex.join(argv), grace)
         peer._write(peer.link.greet())
         return peer
 
@@ -80,12 +88,13 @@ class Peer:
         request: AskUserQuestionRequest,
         questions: Sequence[AskUserQuestionItem],
         remaining: float | None,
+        raw_questions: Sequence[Mapping[str, Any]] | None = None,
     ) -> Answered | Declined | Unreachable:
         """The peer's outcome for these questions; raises the error that ends
         the ask when the peer failed it, or when the peer itself failed."""
-        sent, data = self.link.ask(request, questions, remaining)
+        sent, data = self.link.ask(request, questions, remaining, raw_questions)
         waiter: asyncio.Future[Outcome | Unreachable] = asyncio.get_running_loop().create_future()
-        self._waiting[sent.relay_id] = waiter
+        self._waiting[sent.ask_id] = waiter
         self._write(data)
         try:
             outcome = await waiter
@@ -96,21 +105,21 @@ class Peer:
             raise outcome.error
         return outcome
 
-    def _withdraw(self, sent: Sent) -> None:
+    def _withdraw(self, sent: Held) -> None:
         """This side stopped waiting (cancel, timeout, signal): tell the peer,
-        and give it CANCEL_GRACE seconds to show it is still listening."""
-        if self._waiting.pop(sent.relay_id, None) is None or not self.alive:
+        and give it its cancel grace to show it is still listening."""
+        if self._waiting.pop(sent.ask_id, None) is None or not self.alive:
             return
         self._write(self.link.cancel(sent))
         loop = asyncio.get_running_loop()
-        watch = loop.call_later(CANCEL_GRACE, self._check_cancelled, sent)
+        watch = loop.call_later(self._grace.cancel, self._check_cancelled, sent)
         self._watches = [w for w in self._watches if w.when() > loop.time()] + [watch]
 
-    def _check_cancelled(self, sent: Sent) -> None:
+    def _check_cancelled(self, sent: Held) -> None:
         if self.alive and self.link.holds(sent):
             self._stop(
-                f"did not acknowledge the cancel of {quote(sent.relay_id)} within"
-                f" {CANCEL_GRACE:g} seconds, so it counts as hung"
+                f"did not acknowledge the cancel of {quote(sent.ask_id)} within"
+                f" {self._grace.cancel:g} seconds, so it counts as hung"
             )
 
     # --- the peer's output ------------------------------------------------
@@ -135,7 +144,7 @@ class Peer:
         # End of its output: it can answer nothing more, whether it exited
         # or only closed its stdout.
         try:
-            status = await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
+            status = await asyncio.wait_for(asyncio.shield(self._process.wait()), self._grace.exit)
         except TimeoutError:
             self._stop("closed its output")
         else:
@@ -180,12 +189,12 @@ class Peer:
         self._waiting.clear()
 
     async def _terminate(self) -> None:
-        """SIGTERM, then SIGKILL after EXIT_GRACE: the peer is gone after this."""
+        """SIGTERM, then SIGKILL after the exit grace: the peer is gone after this."""
         if self._process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 self._process.send_signal(signal.SIGTERM)
         try:
-            await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), self._grace.exit)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 self._process.kill()
@@ -209,7 +218,7 @@ class Peer:
 
     async def _exit_or_terminate(self) -> None:
         try:
-            await asyncio.wait_for(asyncio.shield(self._process.wait()), EXIT_GRACE)
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), self._grace.exit)
         except TimeoutError:
             await self._terminate()
 

@@ -37,6 +37,13 @@ if TYPE_CHECKING:
 ASK_DEADLINE: ContextVar[float | None] = ContextVar("ASK_DEADLINE", default=None)
 
 
+#: The request line the ask being answered came on (None: not from a line).
+#: Set by the serve loop beside ASK_DEADLINE, for the same reason: the relay
+#: forwards the questions as their sender wrote them (`questions_as_sent`),
+#: so that fields this version does not know still reach its peer.
+ASK_LINE: ContextVar[bytes | None] = ContextVar("ASK_LINE", default=None)
+
+
 def remaining_seconds() -> float | None:
     """Seconds left before the current ask times out, or None."""
     deadline = ASK_DEADLINE.get()

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING
 from .._protocol.answer_values import AnswerValue
 from .._protocol.errors import quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
-from ._relay_link import Declined
-from .chain import Answerer, remaining_seconds
+from .._protocol.validation import questions_as_sent
+from ._relay_link import GRACE, Declined, Grace
+from .chain import ASK_LINE, Answerer, remaining_seconds
 from .config import RELAY_VARIABLE, ChainConfig, StartupError, TerminalHold, relay_variable
 
 if TYPE_CHECKING:
@@ -61,8 +62,10 @@ class RelayAnswerer(Answerer):
         argv: Sequence[str],
         environ: Mapping[str, str],
         share: TerminalHold | None = None,
+        grace: Grace = GRACE,
     ) -> None:
         self._argv = list(argv)
+        self._grace = grace
         self._environ = {k: v for k, v in environ.items() if k not in _NOT_FOR_THE_PEER}
         self._share = share
         self._peer: Peer | None = None
@@ -116,7 +119,8 @@ class RelayAnswerer(Answerer):
         # With stdin on the terminal, the request reader steps aside while the
         # peer may be prompting on that same terminal (a local peer).
         async with self._share.hold() if self._share else contextlib.nullcontext():
-            outcome = await peer.ask(request, open_questions, remaining_seconds())
+            raw = questions_as_sent(ASK_LINE.get(), [q.id for q in open_questions])
+            outcome = await peer.ask(request, open_questions, remaining_seconds(), raw)
         if isinstance(outcome, Unreachable):
             self._unreachable = outcome.reason
             return {}
@@ -156,7 +160,7 @@ class RelayAnswerer(Answerer):
                 self._retired = [p for p in self._retired if not p.reaped] + [self._peer]
                 self._peer = None
             try:
-                self._peer = await Peer.start(self._argv, self._environ)
+                self._peer = await Peer.start(self._argv, self._environ, self._grace)
             except OSError as exc:
                 self._unreachable = f"cannot be started: {exc.strerror or exc}"
                 print(f"userq: relay: {quote(self.command)} {self._unreachable}", file=sys.stderr)

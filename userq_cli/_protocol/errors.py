@@ -20,9 +20,11 @@ class UserQuestionError(Exception):
 
     name = "UserQuestionError"
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
-        self.code: ErrorCode = code
+        #: One of `ERROR_CODES`, or, from a newer userq, a code this version
+        #: does not know (kept as it came).
+        self.code = code
         self.message = message
 
     def to_response(self, ask_id: str | None = None, line: int | None = None) -> ErrorResponse:

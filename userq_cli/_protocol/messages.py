@@ -7,7 +7,7 @@ protocol and `protocol/schema.json` is generated from them.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 import msgspec
 from msgspec import Meta
@@ -177,9 +177,25 @@ ErrorCode = Literal[
 ]
 
 
+#: ``error.code`` on the wire: any string. The schema lists the codes this
+#: version sends; a receiver keeps a code it does not know as the string it
+#: is, since a newer userq (or a relay peer) may add codes and old clients
+#: must not break on them. So the type is ``str``, never the closed set.
+Code = Annotated[
+    str,
+    Meta(
+        description=(
+            "The codes this version sends. A receiver keeps any other string as a code"
+            " it does not know: a newer userq may add codes."
+        ),
+        extra_json_schema={"enum": sorted(get_args(ErrorCode))},
+    ),
+]
+
+
 class ErrorBody(Part, kw_only=True):
     name: Literal["UserQuestionError"]
-    code: ErrorCode
+    code: Code
     message: str
     line: int | None = None
 

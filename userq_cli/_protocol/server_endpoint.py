@@ -13,7 +13,7 @@ from collections.abc import Callable
 import msgspec
 
 from .errors import UserQuestionError, quote
-from .framing import Frame, OversizedLine
+from .framing import Frame, Line, OversizedLine
 from .messages import (
     AgentRef,
     AgentRegistration,
@@ -48,6 +48,7 @@ class Ticket(msgspec.Struct, eq=False):
     seq: int  # arrival order among all responses, for id-less ordering
     line: int
     request: AskUserQuestionRequest
+    data: bytes = b""  # the line it came on, as sent (`questions_as_sent`)
     abort_reason: str | None = None
 
 
@@ -111,7 +112,7 @@ class Server:
         try:
             request = decode_request(frame.data)  # its checks are in _ask
             if type(request) is AskUserQuestionRequest:  # most lines
-                return self._ask(seq, frame.number, request)
+                return self._ask(seq, frame, request)
             return self._dispatch(request)
         except BadLine as error:
             self._respond_now(seq, frame.number, error.ask_id, error)
@@ -139,7 +140,8 @@ class Server:
             self._outgoing += encode_line(self._hello())
         return []
 
-    def _ask(self, seq: int, line: int, request: AskUserQuestionRequest) -> list[Event]:
+    def _ask(self, seq: int, frame: Line, request: AskUserQuestionRequest) -> list[Event]:
+        line = frame.number
         try:
             self._validate(request)
         except UserQuestionError as error:
@@ -149,7 +151,7 @@ class Server:
         if now is not None:  # answered, or failed, at once
             self._respond_now(seq, line, request.id, now)
             return []
-        ticket = Ticket(seq, line, request)
+        ticket = Ticket(seq, line, request, frame.data)
         self._pending[seq] = ticket
         if request.id is None:
             self._unnamed_order.append(seq)

@@ -8,7 +8,7 @@ BAD_INTENT.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any, get_args
 
 import msgspec
@@ -209,6 +209,18 @@ def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent
     if intent.kind == "plan-review" and intent.approve is None:
         return f"plan-review intent on question {quote(question.id)} has no approve"
     return None
+
+
+def questions_as_sent(data: bytes | None, ids: Collection[str]) -> list[dict[str, Any]] | None:
+    """The questions with these ids as the ask on line ``data`` wrote them,
+    fields this version does not know included, for re-sending: userq
+    ignores such fields, but a peer, or a newer userq, may not. None when
+    there is no line. ``data`` is a line `decode_request` read as an ask."""
+    if data is None:
+        return None
+    wanted = set(ids)
+    questions = _decoder.decode(data)["questions"]
+    return [q for q in questions if q["id"] in wanted]
 
 
 def _json_kind(value: Any) -> str:

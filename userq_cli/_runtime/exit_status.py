@@ -6,8 +6,6 @@ from __future__ import annotations
 import signal
 from enum import IntEnum
 
-from .._protocol.messages import ErrorCode
-
 #: The signals that end userq with 128 + their number, whatever it is doing.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -49,7 +47,7 @@ def stopped_by(signum: int) -> int:
 #: that ended with an error line, by its code. The codes a script is likely
 #: to branch on get small numbers of their own; a code this version does not
 #: know (a newer relay peer's) is ABORTED: the ask ended without an answer.
-STATUS_OF_CODE: dict[ErrorCode, ExitStatus] = {
+STATUS_OF_CODE: dict[str, ExitStatus] = {
     "BAD_REQUEST": ExitStatus.USAGE,
     "BAD_INTENT": ExitStatus.USAGE,
     "BAD_ANSWER": ExitStatus.USAGE,

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
-from .._answerers.chain import ASK_DEADLINE, Chain
+from .._answerers.chain import ASK_DEADLINE, ASK_LINE, Chain
 from .._protocol.errors import UserQuestionError
 from .._protocol.framing import Frame, LineFramer
 from .._protocol.messages import AskUserQuestionAnswer
@@ -141,6 +141,7 @@ class ServeLoop:
 
     async def _outcome(self, ticket: Ticket) -> AskUserQuestionAnswer | UserQuestionError:
         seconds = ticket.request.timeout or self._default_timeout
+        ASK_LINE.set(ticket.data)  # this task's context only
         if seconds is not None:
             ASK_DEADLINE.set(time.monotonic() + seconds)  # this task's context only
         try:
