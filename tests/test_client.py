@@ -594,6 +594,41 @@ def test_an_error_code_this_version_does_not_know_is_kept_and_the_session_goes_o
         assert session.ask(DEPLOY).answers[0].selected == ["Yes"]
 
 
+# A userq that answers, then writes a line that is no response, in one write.
+ANSWER_THEN_GARBAGE = """
+import json, sys
+for line in sys.stdin:
+    ask = json.loads(line)
+    answers = [{"id": q["id"], "selected": ["Yes"]} for q in ask["questions"]]
+    answer = {"type": "answer", "id": ask["id"], "answers": answers, "sources": {}}
+    sys.stdout.write(json.dumps(answer) + "\\nGARBAGE\\n")
+    sys.stdout.flush()
+"""
+# A userq that dies in the middle of writing its answer.
+DIES_MID_LINE = """
+import os, sys
+sys.stdin.readline()
+os.write(1, b'{"type":"answer","id":"ask-1","answ')
+os._exit(3)
+"""
+
+
+def test_an_answer_before_a_bad_line_still_counts() -> None:
+    with Session(command=[sys.executable, "-c", ANSWER_THEN_GARBAGE]) as session:
+        assert session.ask(DEPLOY).answers[0].selected == ["Yes"]
+        with pytest.raises(UserQuestionError) as raised:
+            session.ask(DEPLOY)
+        assert raised.value.code == "INTERNAL_ERROR" and "GARBAGE" in raised.value.message
+
+
+def test_userq_dying_mid_line_is_an_abort_that_says_how_it_ended() -> None:
+    session = Session(command=[sys.executable, "-c", DIES_MID_LINE])
+    with session, pytest.raises(UserQuestionError) as raised:
+        session.ask(DEPLOY)
+    assert raised.value.code == "ASK_ABORTED"
+    assert "exited with status 3" in raised.value.message
+
+
 def test_an_ask_over_userqs_line_limit_is_refused_before_it_is_sent() -> None:
     # userq would refuse the line without an id; the client refuses it first,
     # in userq's words, and the session goes on.

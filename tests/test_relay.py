@@ -362,6 +362,28 @@ def test_fields_userq_does_not_know_reach_the_peer_unchanged(status: Fifo) -> No
         assert serve.wait() == 0
 
 
+def test_questions_travel_byte_for_byte_even_with_numbers_userq_cannot_hold(
+    status: Fifo,
+) -> None:
+    # Numbers beyond a double in an unknown field are accepted (protocol
+    # README): the relay must not choke on them, nor round the others.
+    args, env = fake_relay(status, "answer", '{"selected": ["Yes"]}')
+    written = (
+        b'{"id": "go", "question": "Deploy?", "x": 1e400, "n": 0.12345678901234567890123,'
+        b' "big": ' + b"9" * 500 + b', "s": "\\u00e9", "options": [{"label": "Yes"}]}'
+    )
+    line = b'{"id":"r1","questions":[' + written + b"]}\n"
+    with Serve("--answerers", "relay", *args, env=env) as serve:
+        serve.send(line)
+        assert answers_of(serve.read()) == {"go": {"selected": ["Yes"]}}
+        started(status)
+        assert got(status) == {"type": "hello"}
+        verb, _, forwarded = status.line().partition(" ")
+        assert verb == "got" and written.decode() in forwarded
+        serve.close_stdin()
+        assert serve.wait() == 0
+
+
 def test_a_peer_error_ends_the_ask_with_that_code(status: Fifo) -> None:
     args, env = fake_relay(status, "error", "ASK_CANCELLED")
     result = run_userq([], "confirm", "Go?", "--answerers", "relay", *args, env=env)

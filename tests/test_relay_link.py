@@ -180,7 +180,8 @@ def test_an_error_without_id_is_matched_to_its_ask_by_line_number() -> None:
     assert isinstance(outcome, Failed)
     assert (outcome.relay_id, outcome.error.code) == ("r2", "ASK_ABORTED")
     assert "refused the ask (BAD_REQUEST" in outcome.error.message
-    assert link.receive(error("BAD_REQUEST", None, at=9)) is None  # no ask's line
+    with pytest.raises(PeerViolation, match="a line never sent"):
+        link.receive(error("BAD_REQUEST", None, at=9))
 
 
 def test_a_cancelled_asks_late_reply_is_dropped_and_acknowledges_the_cancel() -> None:

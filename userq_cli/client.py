@@ -325,7 +325,9 @@ class AsyncSession:
                 events = self._endpoint.receive_data(chunk)
             except ProtocolViolation as exc:
                 # Not userq, or a userq that does not speak this protocol:
-                # trust nothing it says from here on.
+                # what came before the bad line stands; nothing after it does.
+                for event in exc.events:
+                    self._dispatch(event)
                 self._end(UserQuestionError("INTERNAL_ERROR", f"unreadable response: {exc}"))
                 trusted = False
                 continue

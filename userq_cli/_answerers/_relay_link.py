@@ -13,8 +13,7 @@ testable without starting anything.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import msgspec
 
@@ -104,7 +103,7 @@ class RelayLink:
         request: AskUserQuestionRequest,
         questions: Sequence[AskUserQuestionItem],
         remaining: float | None,
-        raw_questions: Sequence[Mapping[str, Any]] | None = None,
+        raw_questions: Sequence[msgspec.Raw] | None = None,
     ) -> tuple[Held, bytes]:
         """The ask as the peer will hold it, and the bytes that ask it (a
         ``register`` first, for an agent the peer has not heard of).

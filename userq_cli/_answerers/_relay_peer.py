@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import shlex
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import msgspec
 
@@ -62,7 +62,9 @@ class Peer:
         self._spoke = False  # has written a protocol line
         self._waiting: dict[str, asyncio.Future[Outcome | Unreachable]] = {}
         self._watches: list[asyncio.TimerHandle] = []
-        self._reader = asyncio.create_task(self._read())
+        # In a context of its own: the ask that starts a peer must not lend it
+        # its context (ASK_LINE would keep that ask's line for the peer's life).
+        self._reader = asyncio.create_task(self._read(), context=contextvars.Context())
         self._ended: asyncio.Task[None] | None = None
 
     @classmethod
@@ -88,7 +90,7 @@ class Peer:
         request: AskUserQuestionRequest,
         questions: Sequence[AskUserQuestionItem],
         remaining: float | None,
-        raw_questions: Sequence[Mapping[str, Any]] | None = None,
+        raw_questions: Sequence[msgspec.Raw] | None = None,
     ) -> Answered | Declined | Unreachable:
         """The peer's outcome for these questions; raises the error that ends
         the ask when the peer failed it, or when the peer itself failed."""

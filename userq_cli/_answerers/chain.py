@@ -57,6 +57,10 @@ class Answerer(ABC):
 
     #: The name users give in ``--answerers`` and see in ``sources``.
     name: ClassVar[str]
+    #: Whether it sends the questions on to another party (a relay), as
+    #: their sender wrote them (`ASK_LINE`): then each waiting ask's line is
+    #: kept while it waits.
+    forwards_questions: ClassVar[bool] = False
 
     @classmethod
     @abstractmethod
@@ -130,6 +134,10 @@ class Chain:
     @property
     def interactive(self) -> bool:
         return any(answerer.interactive for answerer in self.answerers)
+
+    @property
+    def forwards_questions(self) -> bool:
+        return any(answerer.forwards_questions for answerer in self.answerers)
 
     def hello(self, version: str) -> HelloResponse:
         """The chain as ``hello`` reports it, now: a relay peer may have come

@@ -56,6 +56,7 @@ def parse_command(text: str, origin: str) -> list[str]:
 
 class RelayAnswerer(Answerer):
     name = "relay"
+    forwards_questions = True
 
     def __init__(
         self,

@@ -24,8 +24,7 @@ rules (`server_endpoint` holds the other side's):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import msgspec
 
@@ -57,7 +56,13 @@ _responses: msgspec.json.Decoder[Response] = msgspec.json.Decoder(Response)
 
 
 class ProtocolViolation(Exception):
-    """The other side wrote something that is not a protocol response."""
+    """The other side wrote something that is not a protocol response.
+    ``events``: what the lines before it in the same data meant, which
+    still count."""
+
+    def __init__(self, message: str, events: Sequence[Event] = ()) -> None:
+        super().__init__(message)
+        self.events = list(events)
 
 
 class Held(msgspec.Struct, eq=False):
@@ -132,7 +137,7 @@ class ClientEndpoint:
         request: AskUserQuestionRequest,
         *,
         rename: bool = False,
-        raw_questions: Sequence[Mapping[str, Any]] | None = None,
+        raw_questions: Sequence[msgspec.Raw] | None = None,
     ) -> Held:
         """Queue an ask; the `Held` that its response will name. An ask
         without an id gets one. An id still held is `BAD_REQUEST`, or, with
@@ -192,13 +197,21 @@ class ClientEndpoint:
 
     def receive_data(self, data: bytes) -> list[Event]:
         """Response bytes as they arrive (b"" at the end of them): the
-        events of every line they complete."""
+        events of every line they complete. A last line that the end cut
+        off (the other side died while writing it) means nothing."""
         frames = self._framer.feed(data) if data else self._framer.close()
-        events = []
+        events: list[Event] = []
         for frame in frames:
-            if isinstance(frame, OversizedLine):
-                raise ProtocolViolation(f"a line over {frame.limit} bytes (line {frame.number})")
-            events.append(self.receive_line(frame.data))
+            try:
+                if isinstance(frame, OversizedLine):
+                    raise ProtocolViolation(
+                        f"a line over {frame.limit} bytes (line {frame.number})"
+                    )
+                events.append(self.receive_line(frame.data))
+            except ProtocolViolation as exc:
+                if not data:
+                    break  # cut off: how the other side ended says more
+                raise ProtocolViolation(str(exc), events) from None
         return events
 
     def receive_line(self, data: bytes) -> Event:
@@ -212,8 +225,9 @@ class ClientEndpoint:
         except RecursionError:  # msgspec's limit: no response nests a thousand deep
             raise ProtocolViolation(f"a line nested too deeply: {_excerpt(data)}") from None
         if isinstance(response, HelloResponse):
-            if self._hellos:
-                self._hellos.popleft()
+            if not self._hellos:
+                raise ProtocolViolation(f"a hello nobody asked for: {_excerpt(data)}")
+            self._hellos.popleft()
             return HelloReceived(response)
         if response.id is None and isinstance(response, ErrorResponse):
             return self._unreadable_line(response.error, data)
@@ -236,6 +250,8 @@ class ClientEndpoint:
         # Rare: a linear search is plenty.
         held = next((h for h in self._held.values() if h.line == line), None)
         if held is None:
+            if not 0 < line <= self._lines_sent:
+                raise ProtocolViolation(f"an error for a line never sent: {_excerpt(data)}")
             return LineRefused(line, error)
         del self._held[held.ask_id]
         return ErrorReceived(held, error)
@@ -279,7 +295,7 @@ def check_line(data: bytes, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Non
 
 
 def _ask_line(
-    request: AskUserQuestionRequest, raw_questions: Sequence[Mapping[str, Any]] | None
+    request: AskUserQuestionRequest, raw_questions: Sequence[msgspec.Raw] | None
 ) -> bytes:
     if raw_questions is None:
         return encode_line(request)

@@ -48,7 +48,8 @@ class Ticket(msgspec.Struct, eq=False):
     seq: int  # arrival order among all responses, for id-less ordering
     line: int
     request: AskUserQuestionRequest
-    data: bytes = b""  # the line it came on, as sent (`questions_as_sent`)
+    #: The line it came on, as sent, when the server keeps lines (`keep_lines`).
+    data: bytes | None = None
     abort_reason: str | None = None
 
 
@@ -75,7 +76,11 @@ AnswerNow = Callable[[AskUserQuestionRequest], Outcome | None]
 
 class Server:
     def __init__(
-        self, *, hello: Callable[[], HelloResponse], answer_now: AnswerNow | None = None
+        self,
+        *,
+        hello: Callable[[], HelloResponse],
+        answer_now: AnswerNow | None = None,
+        keep_lines: bool = False,
     ) -> None:
         """``hello`` describes the chain at the moment a hello arrives (it can
         change: a relay peer comes up, a terminal goes away).
@@ -84,9 +89,14 @@ class Server:
         ask it answers is answered within `receive`, and never becomes a
         ticket, a pending ask or an event (most asks of a preseeded session:
         that bookkeeping was a sixth of their cost). Without it, every ask
-        is started."""
+        is started.
+
+        ``keep_lines``: each started ask's ticket keeps the line it came on
+        (`Ticket.data`), for a chain that sends questions on as they were
+        written (a relay); otherwise a waiting ask holds its parsed form only."""
         self._hello = hello
         self._answer_now = answer_now
+        self._keep_lines = keep_lines
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
         self._pending_ids: dict[str, Ticket] = {}
@@ -151,7 +161,7 @@ class Server:
         if now is not None:  # answered, or failed, at once
             self._respond_now(seq, line, request.id, now)
             return []
-        ticket = Ticket(seq, line, request, frame.data)
+        ticket = Ticket(seq, line, request, frame.data if self._keep_lines else None)
         self._pending[seq] = ticket
         if request.id is None:
             self._unnamed_order.append(seq)

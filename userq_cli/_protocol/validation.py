@@ -211,16 +211,29 @@ def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent
     return None
 
 
-def questions_as_sent(data: bytes | None, ids: Collection[str]) -> list[dict[str, Any]] | None:
+class _QuestionsAsSent(msgspec.Struct):
+    questions: list[msgspec.Raw]
+
+
+class _QuestionId(msgspec.Struct):
+    id: str
+
+
+_questions_as_sent = msgspec.json.Decoder(_QuestionsAsSent)
+_question_id = msgspec.json.Decoder(_QuestionId)
+
+
+def questions_as_sent(data: bytes | None, ids: Collection[str]) -> list[msgspec.Raw] | None:
     """The questions with these ids as the ask on line ``data`` wrote them,
-    fields this version does not know included, for re-sending: userq
-    ignores such fields, but a peer, or a newer userq, may not. None when
-    there is no line. ``data`` is a line `decode_request` read as an ask."""
+    byte for byte, fields this version does not know included, for sending
+    on: userq ignores such fields, but a peer, or a newer userq, may not.
+    None when there is no line. ``data`` is a line `decode_request` read as
+    an ask (so typed decoders, which skip unknown fields, read it too)."""
     if data is None:
         return None
     wanted = set(ids)
-    questions = _decoder.decode(data)["questions"]
-    return [q for q in questions if q["id"] in wanted]
+    questions = _questions_as_sent.decode(data).questions
+    return [raw for raw in questions if _question_id.decode(raw).id in wanted]
 
 
 def _json_kind(value: Any) -> str:

@@ -15,7 +15,11 @@ from .._protocol.server_endpoint import Server, Ticket
 def chain_server(chain: Chain, version: str) -> Server:
     """The protocol's state machine in front of ``chain``: its hello
     describes the chain, and it answers at once what the chain answers so."""
-    return Server(hello=partial(chain.hello, version), answer_now=partial(answer_now, chain))
+    return Server(
+        hello=partial(chain.hello, version),
+        answer_now=partial(answer_now, chain),
+        keep_lines=chain.forwards_questions,
+    )
 
 
 def answer_now(
