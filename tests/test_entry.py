@@ -52,7 +52,7 @@ COMMAND_LINES: list[tuple[list[str], bool]] = [
 def typer_reading(args: list[str], monkeypatch: pytest.MonkeyPatch) -> ChainOptions | None:
     """The options typer hands to run_serve for ``args``; None if it does not serve."""
     seen: list[ChainOptions] = []
-    monkeypatch.setattr(_cli, "run_serve", lambda options: seen.append(options) or 0)
+    monkeypatch.setattr(_cli, "run_serve", lambda options, environ: seen.append(options) or 0)
     try:
         _cli.app(args, prog_name="userq", standalone_mode=False)
     except Exception:

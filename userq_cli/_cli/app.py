@@ -6,6 +6,7 @@ command name (``userq --answers f.toml < requests``).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -88,7 +89,7 @@ def main_command(
             err=True,
         )
         raise typer.Exit(ExitStatus.USAGE)
-    raise typer.Exit(run_serve(options))
+    raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
 @app.command()
@@ -113,7 +114,7 @@ def serve(
         userq serve --answers answers.toml < requests.jsonl > answers.jsonl
     """
     options = ChainOptions.given(ctx)
-    raise typer.Exit(run_serve(options))
+    raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
 SocketOption = Annotated[
@@ -169,8 +170,6 @@ def attach(socket: SocketOption = None) -> None:
 
         userq --relay 'ssh laptop userq attach' < requests.jsonl
     """
-    import os
-
     from .._runtime.attach import attach as attach_to
     from .._runtime.socket_path import socket_path
 

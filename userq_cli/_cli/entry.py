@@ -49,7 +49,7 @@ def main() -> None:
         else:
             from .serve_command import run_serve
 
-            sys.exit(run_serve(options))
+            sys.exit(run_serve(options, dict(os.environ)))
     except SystemExit:
         raise
     except KeyboardInterrupt:

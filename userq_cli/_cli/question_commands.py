@@ -4,6 +4,7 @@ outcome in the exit status."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
@@ -272,7 +273,7 @@ def _run(
         # Never drop an option silently: it only limits what serve reads.
         raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
     try:
-        chain = options.build_chain(default_label, approval_label=approval_label)
+        chain = options.build_chain(dict(os.environ), default_label, approval_label=approval_label)
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         raise typer.Exit(ExitStatus.USAGE) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 
 from .._answerers.config import StartupError
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, LineFramer
@@ -14,8 +14,9 @@ from .._runtime.exit_status import ExitStatus
 from .._version import __version__
 
 
-def run_serve(options: ChainOptions) -> int:
-    """``userq serve``: stdin to stdout until EOF; the exit status."""
+def run_serve(options: ChainOptions, environ: Mapping[str, str]) -> int:
+    """``userq serve``: stdin to stdout until EOF, in the environment
+    ``environ`` (a copy of os.environ); the exit status."""
     from .._runtime.chain_server import chain_server
     from .._runtime.handover import serve
     from .._runtime.stdio import fd_sink, read_chunk
@@ -35,7 +36,7 @@ def run_serve(options: ChainOptions) -> int:
 
         share = TerminalShare()
     try:
-        chain = options.build_chain(terminal_share=share)
+        chain = options.build_chain(environ, terminal_share=share)
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         return ExitStatus.USAGE

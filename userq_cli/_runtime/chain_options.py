@@ -6,7 +6,7 @@ command line can be read without typer at all (`_entry`).
 
 from __future__ import annotations
 
-import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -69,12 +69,14 @@ class ChainOptions(msgspec.Struct, frozen=True):
 
     def build_chain(
         self,
+        environ: Mapping[str, str],
         default_label: str | None = None,
         terminal_share: TerminalShare | None = None,
         approval_label: str | None = None,
     ) -> Chain:
-        """The answerer chain these options describe; StartupError if they are wrong."""
-        environ = dict(os.environ)
+        """The answerer chain these options describe, in the environment
+        ``environ`` (a copy: the answerers keep it); StartupError if they
+        are wrong."""
         names = self._names(environ)
         if self.answers and "file" not in names:
             raise StartupError("--answers needs the file answerer in --answerers")
@@ -90,7 +92,7 @@ class ChainOptions(msgspec.Struct, frozen=True):
         )
         return build_chain(names, config)
 
-    def _names(self, environ: dict[str, str]) -> list[str]:
+    def _names(self, environ: Mapping[str, str]) -> list[str]:
         """The chain: as named, or the default one; the flags --defaults and
         --relay add their answerer to either, USERQ_RELAY to the default."""
         given = self.answerers

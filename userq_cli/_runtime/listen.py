@@ -67,7 +67,7 @@ def run_listen(options: ChainOptions, given: Path | None) -> int:
     try:
         if given is None and not os.environ.get(SOCKET_VARIABLE):
             private_directory(path)  # the default place: made and checked here
-        chain = options.build_chain()
+        chain = options.build_chain(dict(os.environ))
         claim(path)
     except (SocketPathError, StartupError, ListenError) as exc:
         print(f"userq: {exc}", file=sys.stderr)
