@@ -156,7 +156,7 @@ def listen(
     """
     from .._runtime.listen import run_listen
 
-    raise typer.Exit(run_listen(ChainOptions.given(ctx), socket))
+    raise typer.Exit(run_listen(ChainOptions.given(ctx), socket, dict(os.environ)))
 
 
 @app.command()

@@ -25,7 +25,7 @@ import select
 import socket
 import stat
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from functools import partial
 from pathlib import Path
 
@@ -57,17 +57,18 @@ MAX_SESSIONS = 64
 _CLOSE_GRACE = 1.0
 
 
-def run_listen(options: ChainOptions, given: Path | None) -> int:
-    """``userq listen``: the exit status."""
+def run_listen(options: ChainOptions, given: Path | None, environ: Mapping[str, str]) -> int:
+    """``userq listen``, in the environment ``environ`` (a copy of
+    os.environ): the exit status."""
+    path = socket_path(given, environ)
     # A listener asks its own terminal: a USERQ_RELAY exported for the
     # machines that relay here (shared dotfiles) must not send its questions
     # on, or back to itself. An explicit --relay still counts.
-    os.environ.pop(RELAY_VARIABLE, None)
-    path = socket_path(given, os.environ)
+    here = {name: value for name, value in environ.items() if name != RELAY_VARIABLE}
     try:
-        if given is None and not os.environ.get(SOCKET_VARIABLE):
+        if given is None and not environ.get(SOCKET_VARIABLE):
             private_directory(path)  # the default place: made and checked here
-        chain = options.build_chain(dict(os.environ))
+        chain = options.build_chain(here)
         claim(path)
     except (SocketPathError, StartupError, ListenError) as exc:
         print(f"userq: {exc}", file=sys.stderr)
