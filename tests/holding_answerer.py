@@ -1,7 +1,7 @@
 """A test double: an answerer that holds every ask until the test releases it.
 
 Never shipped: it lives under tests/ and is only reachable through
-`holding_userq.py`, which registers it before running the real CLI. The test
+`holding_userq.py`, which runs the real CLI with a registry that has it. The test
 talks to it over two pipes named by environment variables:
 
 - ``HOLD_STATUS_FD``: it writes ``holding <ask-id>`` when an ask reaches it

@@ -163,3 +163,18 @@ def test_every_registered_answerer_declares_the_answerer_interface() -> None:
         assert issubclass(cls, Answerer), name
         assert not cls.__abstractmethods__, (name, cls.__abstractmethods__)
         assert cls.name == name
+
+
+def test_the_chain_is_built_from_the_registry_it_is_given() -> None:
+    # A run's registry is passed down from main(answerers=...), never patched:
+    # --answerers may name what it holds, and only that.
+    from userq_cli._answerers.config import StartupError
+    from userq_cli._answerers.registry import ANSWERERS
+    from userq_cli._runtime.chain_options import ChainOptions
+
+    mine = {**ANSWERERS, "fixed": lambda config: Fixed("fixed", {})}
+    chain = ChainOptions(answerers="env,fixed", registry=mine).build_chain({})
+    assert chain.names == ["env", "fixed"]
+    with pytest.raises(StartupError, match="unknown answerer 'fixed' \\(known: env, file, tty,"):
+        ChainOptions(answerers="env,fixed").build_chain({})
+    assert "fixed" not in ANSWERERS

@@ -2,13 +2,17 @@
 
 Adding an answerer is its module (with private helpers of its own, as the
 relay's `_relay_link` and `_relay_peer`) plus one line here; no other
-answerer, and neither the chain nor the serve loop, changes.
+answerer, and neither the chain nor the serve loop, changes. The registry is
+passed down from the entry point (`main(answerers=...)`), so a program that
+runs userq with an answerer of its own (the tests' holding answerer) passes
+a registry that has it instead of changing this one.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 
 from .chain import Answerer, Chain
 from .config import ChainConfig, StartupError
@@ -37,7 +41,11 @@ BUILT_IN: dict[str, tuple[str, str]] = {
     "relay": ("relay", "RelayAnswerer"),
     "defaults": ("defaults", "DefaultsAnswerer"),
 }
-ANSWERERS: dict[str, Factory] = {name: _built_in(*where) for name, where in BUILT_IN.items()}
+#: The built-in answerers by name: the registry of a run unless it is given
+#: another. Read-only: extend a copy (``{**ANSWERERS, "mine": factory}``).
+ANSWERERS: Mapping[str, Factory] = MappingProxyType(
+    {name: _built_in(*where) for name, where in BUILT_IN.items()}
+)
 
 DEFAULT_ORDER = ("env", "file", "tty")
 # Where --defaults and --relay put their answerer: policy answers what it may
@@ -57,18 +65,21 @@ def with_answerer(names: Sequence[str], name: str) -> list[str]:
     return [*names[:at], name, *names[at:]]
 
 
-def parse_names(text: str) -> list[str]:
-    """``env,file`` -> names, refusing unknown and repeated ones (a usage error)."""
+def parse_names(text: str, registry: Mapping[str, Factory]) -> list[str]:
+    """``env,file`` -> names, refusing repeated ones and those not in
+    ``registry`` (a usage error)."""
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise StartupError("--answerers (or USERQ_ANSWERERS) names no answerer")
-    unknown = [name for name in names if name not in ANSWERERS]
+    unknown = [name for name in names if name not in registry]
     if unknown:
-        raise StartupError(f"unknown answerer {unknown[0]!r} (known: {', '.join(ANSWERERS)})")
+        raise StartupError(f"unknown answerer {unknown[0]!r} (known: {', '.join(registry)})")
     if len(set(names)) != len(names):
         raise StartupError(f"an answerer is named twice in {text!r}")
     return names
 
 
-def build_chain(names: Sequence[str], config: ChainConfig) -> Chain:
-    return Chain([ANSWERERS[name](config) for name in names])
+def build_chain(
+    names: Sequence[str], config: ChainConfig, registry: Mapping[str, Factory]
+) -> Chain:
+    return Chain([registry[name](config) for name in names])

@@ -18,6 +18,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from .._answerers.config import path_of
+from .._answerers.registry import ANSWERERS, Factory
 from .._runtime.chain_options import ChainOptions
 from .._runtime.exit_status import ExitStatus
 
@@ -36,20 +37,22 @@ _SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
 _COUNT = re.compile(r"[1-9][0-9]*")
 
 
-def main() -> None:
-    """Entry point of the ``userq`` executable."""
+def main(answerers: Mapping[str, Factory] = ANSWERERS) -> None:
+    """Entry point of the ``userq`` executable, with the answerers that
+    ``--answerers`` may name (a test runs userq with one of its own)."""
     try:
         _check_standard_streams()
         stdin_is_terminal = sys.stdin is not None and sys.stdin.isatty()
+        base = ChainOptions(registry=answerers)
         options = plain_serve_options(sys.argv[1:], os.environ, stdin_is_terminal)
         if options is None:
             from .app import app
 
-            app()
+            app(obj=base)  # the group's options are read over it: ChainOptions.given
         else:
             from .serve_command import run_serve
 
-            sys.exit(run_serve(options, dict(os.environ)))
+            sys.exit(run_serve(options.over(base), dict(os.environ)))
     except SystemExit:
         raise
     except KeyboardInterrupt:

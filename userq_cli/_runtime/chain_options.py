@@ -13,7 +13,14 @@ import msgspec
 
 from .._answerers.chain import Chain
 from .._answerers.config import ChainConfig, StartupError, path_of, relay_variable
-from .._answerers.registry import DEFAULT_ORDER, build_chain, parse_names, with_answerer
+from .._answerers.registry import (
+    ANSWERERS,
+    DEFAULT_ORDER,
+    Factory,
+    build_chain,
+    parse_names,
+    with_answerer,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,6 +39,9 @@ class ChainOptions(msgspec.Struct, frozen=True):
     record: Path | None = None
     relay: str | None = None
     defaults: bool = False
+    #: The answerers --answerers may name: not an option, but what the
+    #: entry point was given (`main(answerers=...)`); `over` keeps the base's.
+    registry: Mapping[str, Factory] = ANSWERERS
 
     @classmethod
     def given(cls, ctx: typer.Context) -> ChainOptions:
@@ -39,6 +49,8 @@ class ChainOptions(msgspec.Struct, frozen=True):
 
         Read from the parsed parameters, so each command declares these
         options in its signature (typer needs them there) and nothing more.
+        The group's ``ctx.obj`` is the base the entry point started typer
+        with (its registry), and then the options before the command name.
         """
         params = ctx.params  # a missing key is a command that lacks an option: KeyError
         mine = cls(
@@ -54,7 +66,8 @@ class ChainOptions(msgspec.Struct, frozen=True):
         return mine.over(ctx.obj) if isinstance(ctx.obj, ChainOptions) else mine
 
     def over(self, base: ChainOptions) -> ChainOptions:
-        """These options, falling back to ``base`` (the ones before the command name)."""
+        """These options, falling back to ``base`` (the ones before the
+        command name), with the base's registry."""
         return msgspec.structs.replace(
             base,
             answers=base.answers + self.answers,
@@ -90,13 +103,13 @@ class ChainOptions(msgspec.Struct, frozen=True):
             terminal_share=terminal_share,
             relay=self.relay,
         )
-        return build_chain(names, config)
+        return build_chain(names, config, self.registry)
 
     def _names(self, environ: Mapping[str, str]) -> list[str]:
         """The chain: as named, or the default one; the flags --defaults and
         --relay add their answerer to either, USERQ_RELAY to the default."""
         given = self.answerers
-        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given)
+        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given, self.registry)
         if self.defaults:
             names = with_answerer(names, "defaults")
         if self.relay is not None or (given is None and relay_variable(environ) is not None):
