@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import msgspec
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from userq_cli._prompt.common import Answer
+from userq_cli._prompt.common import Answer, EnterGuard
 from userq_cli._prompt.flow import RequestInfo, ask
 from userq_cli._prompt.plain import ask_plain
 from userq_cli._prompt.terminal import PlainTerminal, Terminal
@@ -39,24 +39,34 @@ def text(qid: str, **extra: Any) -> AskUserQuestionItem:
     return item(id=qid, question=f"{qid}?", **extra)
 
 
+def still() -> float:
+    """A clock that never moves: each key comes right after the one before,
+    however slow the machine (for the grace of `EnterGuard`)."""
+    return 0.0
+
+
 def answer(
-    questions: AskUserQuestionItem | Sequence[AskUserQuestionItem], *keys: str
+    questions: AskUserQuestionItem | Sequence[AskUserQuestionItem],
+    *keys: str,
+    clock: Callable[[], float] = still,
 ) -> dict[str, Answer]:
     """Run the flow, typing ``keys`` one at a time (each a separate read, as
-    a human types them), and return its answers."""
+    a human types them), and return its answers. The prompt tells time by
+    ``clock``: by default, none passes."""
     batch = [questions] if isinstance(questions, AskUserQuestionItem) else list(questions)
-    return asyncio.run(_run(batch, keys))
+    return asyncio.run(_run(batch, keys, clock))
 
 
-async def _run(questions: list[AskUserQuestionItem], keys: Sequence[str]) -> dict[str, Answer]:
+async def _run(
+    questions: list[AskUserQuestionItem], keys: Sequence[str], clock: Callable[[], float]
+) -> dict[str, Answer]:
     with create_pipe_input() as pipe:
         # All keys at once: prompt-toolkit reads them in order, each key
         # handled (and the screen switched) before the next one.
         for key in keys:
             pipe.send_text(key)
-        return await asyncio.wait_for(
-            ask(questions, Terminal(pipe, DummyOutput()), RequestInfo()), 10
-        )
+        info = RequestInfo(enter_guard=EnterGuard(clock=clock))
+        return await asyncio.wait_for(ask(questions, Terminal(pipe, DummyOutput()), info), 10)
 
 
 def answer_plain(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import itertools
 import os
 import termios
 from typing import Any
@@ -25,14 +26,14 @@ from prompt_driver import (
     answer_plain,
     item,
     options,
+    still,
     text,
 )
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.vt100 import Vt100Input
 from prompt_toolkit.output import DummyOutput
 
-from userq_cli._prompt import common
-from userq_cli._prompt.common import Answer, Cancelled, EnterGuard
+from userq_cli._prompt.common import PICK_ENTER_GRACE, Answer, Cancelled, EnterGuard
 from userq_cli._prompt.flow import RequestInfo, ask
 from userq_cli._prompt.plain import ask_plain
 from userq_cli._prompt.terminal import PlainTerminal, Terminal
@@ -124,19 +125,15 @@ def test_lists_go_back_by_left_or_shift_tab_and_forward_by_right_or_tab() -> Non
 TWO = [options("q1", "a", "b"), options("q2", "x", "y", "z")]
 
 
-@pytest.fixture
-def long_grace(monkeypatch: pytest.MonkeyPatch) -> None:
-    # However slow the machine, the keys below come "right after" the pick.
-    monkeypatch.setattr(common, "PICK_ENTER_GRACE", 3600.0)
+# prompt_driver's clock stands still: however slow the machine, every key
+# below comes "right after" the pick, unless a test's own clock says otherwise.
 
 
-@pytest.mark.usefixtures("long_grace")
 def test_an_enter_right_after_a_pick_does_not_answer_the_next_question() -> None:
     # Without the guard the Enter picks x, unseen, and the 3 meets the review.
     assert answer(TWO, "2", ENTER, "3", END, ENTER) == {"q1": Answer(("b",)), "q2": Answer(("z",))}
 
 
-@pytest.mark.usefixtures("long_grace")
 def test_an_enter_right_after_a_pick_does_not_submit_the_review() -> None:
     # The review's cursor starts on the first answer: the Enter that would
     # reopen it is the pick's, so the next 1 reopens q1 and nothing is sent.
@@ -144,29 +141,29 @@ def test_an_enter_right_after_a_pick_does_not_submit_the_review() -> None:
     assert answer(TWO, *keys) == {"q1": Answer(("a",)), "q2": Answer(("z",))}
 
 
-@pytest.mark.usefixtures("long_grace")
 def test_an_enter_right_after_a_digit_in_the_review_does_not_answer_the_question() -> None:
     # 1 at the review reopens q1 (skipped); the habit's Enter must not give
     # it the cursor's option unseen. s skips it again, back to the review.
     assert answer(TWO, "s", "3", "1", ENTER, "s", END, ENTER)["q1"] == Answer()
 
 
-@pytest.mark.usefixtures("long_grace")
 def test_after_another_key_or_a_second_enter_enter_acts() -> None:
     assert answer(TWO, "2", DOWN, ENTER, END, ENTER)["q2"] == Answer(("y",))
     assert answer(TWO, "2", ENTER, ENTER, END, ENTER)["q2"] == Answer(("x",))
 
 
-def test_after_the_grace_enter_acts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(common, "PICK_ENTER_GRACE", 0.0)  # as if the person paused
-    assert answer(TWO, "2", ENTER, END, ENTER)["q2"] == Answer(("x",))
+def test_after_the_grace_enter_acts() -> None:
+    # As if the person paused: each reading of this clock is a whole grace
+    # after the one before.
+    readings = itertools.count(0.0, PICK_ENTER_GRACE)
+    keys = ("2", ENTER, END, ENTER)
+    assert answer(TWO, *keys, clock=lambda: next(readings))["q2"] == Answer(("x",))
 
 
-@pytest.mark.usefixtures("long_grace")
 def test_the_enter_after_a_pick_does_not_answer_the_next_request() -> None:
     # One guard follows the terminal from one request's Application to the
     # next (the tty answerer passes its own), as the keys do.
-    guard = EnterGuard()
+    guard = EnterGuard(clock=still)
 
     async def one_request(question: Any, *keys: str) -> dict[str, Answer]:
         with create_pipe_input() as pipe:

@@ -58,6 +58,8 @@ class EnterGuard(msgspec.Struct):
     across requests (the tty answerer keeps it).
     """
 
+    #: Seconds, for the grace: `time.monotonic`, or a test's own clock.
+    clock: Callable[[], float] = time.monotonic
     picked_at: float = float("-inf")
     keys_since: int = 0  # keys pressed since the pick, this one included
 
@@ -65,11 +67,11 @@ class EnterGuard(msgspec.Struct):
         self.keys_since += 1
 
     def picked(self) -> None:
-        self.picked_at, self.keys_since = time.monotonic(), 0
+        self.picked_at, self.keys_since = self.clock(), 0
 
     def swallows_enter(self) -> bool:
         # Only as the very next key: a second Enter (keys_since 2) is meant.
-        return self.keys_since == 1 and time.monotonic() - self.picked_at < PICK_ENTER_GRACE
+        return self.keys_since == 1 and self.clock() - self.picked_at < PICK_ENTER_GRACE
 
 
 # Each full-screen Application's guard; weak, so a finished prompt's goes
