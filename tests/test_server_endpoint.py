@@ -186,7 +186,12 @@ def test_abort_all() -> None:
     tickets = [h.start(ask(f"r{n}")) for n in range(3)]
     events = h.server.abort_all("userq got SIGTERM")
     assert [e.ticket for e in events] == tickets
-    assert h.server.pending == tickets
+    # Aborting is asked of the serve loop: each stays pending, its id taken,
+    # until it is finished, and is aborted only once.
+    assert h.send(ask("r0")) == [] and "still pending" in h.out()[0]["error"]["message"]
+    assert h.server.abort_all("userq got SIGTERM again") == []
+    h.answer(tickets[0])
+    assert [r["id"] for r in h.out()] == ["r0"]
 
 
 def test_a_bug_on_one_line_answers_that_line_and_the_next_is_read(
@@ -231,7 +236,7 @@ def test_an_ask_answered_at_once_is_answered_within_receive() -> None:
     assert h.send(ask("a")) == []
     assert h.send({"id": "b", "questions": [{"id": "bad", "question": "?"}]}) == []
     assert [(r["type"], r["id"]) for r in h.out()] == [("answer", "a"), ("error", "b")]
-    assert h.server.pending == []
+    assert h.server.abort_all("stop") == []  # nothing pending
     # Never pending, so its id is free at once, and a cancel finds nothing.
     assert h.send(ask("a")) == [] and h.send({"type": "cancel", "id": "a"}) == []
     assert [r["id"] for r in h.out()] == ["a"]
@@ -240,7 +245,9 @@ def test_an_ask_answered_at_once_is_answered_within_receive() -> None:
 def test_an_ask_that_must_wait_is_started() -> None:
     h = Harness(_at_once_unless_held)
     ticket = h.start(held("w"))
-    assert h.server.pending == [ticket] and h.out() == []
+    assert h.out() == []
+    [abort] = h.send({"type": "cancel", "id": "w"})  # pending, under its id
+    assert abort.ticket is ticket
     h.answer(ticket)
     assert [r["id"] for r in h.out()] == ["w"]
 

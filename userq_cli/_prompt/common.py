@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import msgspec
 from prompt_toolkit.application import Application
-from prompt_toolkit.filters import Condition, FilterOrBool
+from prompt_toolkit.filters import FilterOrBool
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.styles import Style
@@ -236,8 +236,3 @@ def _unless_echo_of_pick(handler: Handler) -> Handler:
             handler(event)
 
     return enter
-
-
-def flag(getter: Callable[[], bool]) -> Condition:
-    """A key-binding filter reading live state (the state changes per keypress)."""
-    return Condition(getter)

@@ -167,9 +167,6 @@ class WrappedText(UIControl):
             self._cache = (width, self._render(width))
         return self._cache[1]
 
-    def invalidate_cache(self) -> None:
-        self._cache = None
-
     def is_focusable(self) -> bool:
         return self._focusable
 

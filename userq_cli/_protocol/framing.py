@@ -63,7 +63,7 @@ class LineFramer:
         first = 0
         if ended and (self._buffer or self._skipping):
             # The first piece ends a line that an earlier read began.
-            self._take(ended[0], 0, len(ended[0]))
+            self._take(ended[0])
             self._end_line(frames)
             first = 1
         number, limit = self._number, self._max
@@ -76,10 +76,10 @@ class LineFramer:
                 frames.append(Line(number, piece))
             else:
                 self._number = number - 1  # _end_line numbers it
-                self._take(piece, 0, len(piece))
+                self._take(piece)
                 self._end_line(frames)
         self._number = number
-        self._take(rest, 0, len(rest))  # a line that a later read ends
+        self._take(rest)  # a line that a later read ends
         return frames
 
     def close(self) -> list[Frame]:
@@ -99,17 +99,17 @@ class LineFramer:
         self._buffer.clear()
         return pending[len(_BOM) :] if pending.startswith(_BOM) else pending
 
-    def _take(self, data: bytes, start: int, end: int) -> None:
+    def _take(self, data: bytes) -> None:
         if self._skipping:
-            self._skipping += end - start
+            self._skipping += len(data)
             return
-        if len(self._buffer) + (end - start) > self._max + 1:
+        if len(self._buffer) + len(data) > self._max + 1:
             # +1 leaves room for a CR that is stripped later; anything beyond
             # that is over the limit, and the line is dropped from here on.
-            self._skipping = len(self._buffer) + (end - start)
+            self._skipping = len(self._buffer) + len(data)
             self._buffer.clear()
             return
-        self._buffer += data[start:end]
+        self._buffer += data
 
     def _end_line(self, frames: list[Frame]) -> None:
         self._number += 1

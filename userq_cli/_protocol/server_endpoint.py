@@ -222,10 +222,6 @@ class Server:
             del self._pending_ids[ask_id]
         self._respond_outcome(ticket.seq, ticket.line, ask_id, outcome)
 
-    @property
-    def pending(self) -> list[Ticket]:
-        return list(self._pending.values())
-
     # --- output -----------------------------------------------------------
 
     def data_to_send(self) -> bytes:
