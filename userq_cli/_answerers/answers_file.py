@@ -15,6 +15,7 @@ import msgspec
 
 from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .._protocol.validation import Undecodable, decode_json
 from .chain import NeverWaits
 from .config import ChainConfig, StartupError, path_of
 
@@ -122,16 +123,11 @@ def _decode(path: Path, data: bytes) -> Any:
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
         raise StartupError(f"answers file {path}: the name must end in .toml or .json")
+    decode = msgspec.toml.decode if suffix == ".toml" else msgspec.json.decode
     try:
-        return msgspec.toml.decode(data) if suffix == ".toml" else msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
-        raise StartupError(f"answers file {path}: not valid {suffix[1:].upper()}: {exc}") from None
-    except RecursionError:
-        # Answers nest three levels deep; only a broken or hostile file nests
-        # as deep as the decoder's recursion limit.
-        raise StartupError(
-            f"answers file {path}: not valid {suffix[1:].upper()}: nested too deeply"
-        ) from None
+        return decode_json(data, suffix[1:].upper(), decode)
+    except Undecodable as exc:
+        raise StartupError(f"answers file {path}: {exc}") from None
 
 
 def _to_answer_set(raw: Any) -> AnswerSet:

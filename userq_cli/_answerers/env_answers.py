@@ -10,10 +10,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import msgspec
-
 from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .._protocol.validation import Undecodable, decode_json
 from .chain import NeverWaits
 from .config import ChainConfig, StartupError
 
@@ -69,10 +68,10 @@ def _parse_loose(name: str, text: str) -> AnswerValue:
     """JSON when the text is a JSON string, array, object or null; otherwise
     the raw text, so ``USERQ_ANSWER_CLEANUP='No, keep them'`` needs no quotes."""
     try:
-        raw: Any = msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        return text
-    except RecursionError:
+        raw: Any = decode_json(text)
+    except Undecodable as exc:
+        if not exc.nested:
+            return text
         raise StartupError(f"environment variable {name}: JSON nested too deeply") from None
     if not isinstance(raw, str | list | dict | type(None)):
         return text  # 42 or true: the label "42" / "true", as typed
@@ -86,15 +85,9 @@ def _parse_map(text: str | None) -> dict[str, AnswerValue]:
     if text is None:
         return {}
     try:
-        raw = msgspec.json.decode(text)
-    except msgspec.DecodeError as exc:
-        raise StartupError(
-            f"environment variable {MAP_VARIABLE} is not valid JSON: {exc}"
-        ) from None
-    except RecursionError:
-        raise StartupError(
-            f"environment variable {MAP_VARIABLE} is not valid JSON: nested too deeply"
-        ) from None
+        raw = decode_json(text)
+    except Undecodable as exc:
+        raise StartupError(f"environment variable {MAP_VARIABLE} is {exc}") from None
     try:
         return parse_mapping(raw, MAP_VARIABLE)
     except GrammarError as exc:

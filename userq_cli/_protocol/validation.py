@@ -1,4 +1,5 @@
-"""Turning one protocol line into a request, and the stateless checks on an ask.
+"""Turning one protocol line into a request, and the stateless checks on an ask;
+decoding anything else a caller writes (answers files, variables) alike.
 
 The stateful checks (a pending ask id reused, agent liveness) live with the
 state in `_server`, whose `Server._validate` makes every check in the order
@@ -8,7 +9,7 @@ BAD_INTENT.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, get_args
 
 import msgspec
@@ -47,6 +48,35 @@ class _Kind(msgspec.Struct):
 
 
 _kind_decoder = msgspec.json.Decoder(_Kind)
+
+
+class Undecodable(ValueError):
+    """Text a caller wrote that does not decode. ``str()`` says why, worded
+    alike wherever it came from: ``not valid JSON: ...``."""
+
+    def __init__(self, what: str, reason: str, *, nested: bool = False) -> None:
+        super().__init__(f"not valid {what}: {reason}")
+        #: It decodes, but nests deeper than the decoder goes.
+        self.nested = nested
+
+
+def decode_json(
+    data: bytes | str,
+    what: str = "JSON",
+    decode: Callable[[bytes | str], Any] = _decoder.decode,
+) -> Any:
+    """Caller-supplied ``data`` decoded (JSON; or ``what`` with its own
+    ``decode``: an answers file's TOML), or `Undecodable`.
+
+    msgspec stops at Python's recursion limit (about a thousand levels) with
+    a RecursionError; nothing userq reads nests more than six deep, so that
+    is a mistake in the text like any other, not an internal error."""
+    try:
+        return decode(data)
+    except msgspec.DecodeError as exc:
+        raise Undecodable(what, str(exc)) from None
+    except RecursionError:
+        raise Undecodable(what, "nested too deeply", nested=True) from None
 
 
 class BadLine(UserQuestionError):
@@ -98,13 +128,9 @@ def _parse_other(data: bytes) -> Request:
     except (msgspec.DecodeError, RecursionError):
         pass  # worded below
     try:
-        obj = _decoder.decode(data)
-    except msgspec.DecodeError as exc:
-        raise BadLine(f"not valid JSON: {exc}") from None
-    except RecursionError:
-        # msgspec stops at Python's recursion limit (about a thousand levels);
-        # a real request nests six deep, so this is never a request.
-        raise BadLine("not valid JSON: nested too deeply") from None
+        obj = decode_json(data)
+    except Undecodable as exc:
+        raise BadLine(str(exc)) from None
     return convert_request(obj)
 
 
