@@ -17,7 +17,7 @@ from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.validation import Undecodable, decode_json
 from .chain import NeverWaits
-from .config import ChainConfig, StartupError, path_of
+from .config import ChainConfig, StartupError, TooLarge, path_of, read_bounded
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -104,19 +104,14 @@ def load_file(path: Path) -> AnswerSet:
         raise StartupError(f"answers file {path}: {exc}") from None
 
 
-def _read(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
-    """At most ``limit`` bytes; a longer file (or an endless device) is refused
-    without reading further."""
+def _read(path: Path) -> bytes:
     try:
         with path.open("rb") as file:
-            data = file.read(limit + 1)
+            return read_bounded(file, MAX_FILE_BYTES)
     except OSError as exc:
         raise StartupError(f"answers file {path}: cannot read it: {exc.strerror}") from None
-    if len(data) > limit:
-        raise StartupError(
-            f"answers file {path}: larger than the {limit >> 20} MiB limit for an answers file"
-        )
-    return data
+    except TooLarge as exc:
+        raise StartupError(f"answers file {path}: {exc} for an answers file") from None
 
 
 def _decode(path: Path, data: bytes) -> Any:

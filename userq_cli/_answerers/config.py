@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 import msgspec
 
@@ -29,6 +29,24 @@ def path_of(name: str) -> Path:
     from pathlib import Path
 
     return Path(name)
+
+
+class TooLarge(Exception):
+    """What `read_bounded` read is over its limit; ``str()`` says so."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"larger than the {limit >> 20} MiB limit")
+
+
+def read_bounded(file: BinaryIO, limit: int) -> bytes:
+    """The rest of ``file`` when it is at most ``limit`` bytes, else
+    `TooLarge`, read no further: a wrong path (/dev/zero, a disk image, a
+    log) is refused at once instead of filling memory. For the files a
+    person names (answers files, and the CLI's plan and detail files)."""
+    data = file.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(limit)
+    return data
 
 
 class TerminalHold(Protocol):

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from .._answerers.config import StartupError
+from .._answerers.config import StartupError, TooLarge, read_bounded
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
 from .._runtime.exit_status import ExitStatus
 from .one_shot import Outcome, answer_lines, ask_one
@@ -371,14 +371,13 @@ def _read_text(path: Path, hint: str) -> str:
         if str(path) == "-":
             if sys.stdin is None:
                 raise typer.BadParameter("cannot read - : stdin is closed", param_hint=hint)
-            data = sys.stdin.buffer.read(MAX_TEXT_BYTES + 1)
+            data = read_bounded(sys.stdin.buffer, MAX_TEXT_BYTES)
         else:
             with path.open("rb") as file:
-                data = file.read(MAX_TEXT_BYTES + 1)
-        if len(data) > MAX_TEXT_BYTES:
-            limit = f"larger than the {MAX_TEXT_BYTES >> 20} MiB limit"
-            raise typer.BadParameter(f"cannot read {path}: {limit}", param_hint=hint)
+                data = read_bounded(file, MAX_TEXT_BYTES)
         return data.decode("utf-8")
+    except TooLarge as exc:
+        raise typer.BadParameter(f"cannot read {path}: {exc}", param_hint=hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise typer.BadParameter(f"cannot read {path}: {reason}", param_hint=hint) from None
