@@ -16,17 +16,7 @@ import typer
 from .._protocol.schema import schema_json
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
-from .options import (
-    AnswerersOption,
-    AnswersOption,
-    ChainOptions,
-    DefaultsOption,
-    MaxLineOption,
-    PlainOption,
-    RecordOption,
-    RelayOption,
-    TimeoutOption,
-)
+from .options import ChainOptions, chain_options
 from .question_commands import COMMANDS, OrderedOptionsCommand
 from .serve_command import run_serve
 
@@ -48,16 +38,9 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
+@chain_options(before="version")
 def main_command(
     ctx: typer.Context,
-    answers: AnswersOption = None,
-    answerers: AnswerersOption = None,
-    timeout: TimeoutOption = None,
-    max_line_bytes: MaxLineOption = None,
-    plain: PlainOption = False,
-    record: RecordOption = None,
-    relay: RelayOption = None,
-    defaults: DefaultsOption = False,
     version: Annotated[
         bool,
         typer.Option(
@@ -93,16 +76,9 @@ def main_command(
 
 
 @app.command()
+@chain_options()
 def serve(
     ctx: typer.Context,
-    answers: AnswersOption = None,
-    answerers: AnswerersOption = None,
-    timeout: TimeoutOption = None,
-    max_line_bytes: MaxLineOption = None,
-    plain: PlainOption = False,
-    record: RecordOption = None,
-    relay: RelayOption = None,
-    defaults: DefaultsOption = False,
 ) -> None:
     """Read requests from stdin until EOF; write one response line per ask.
 
@@ -130,17 +106,10 @@ SocketOption = Annotated[
 
 
 @app.command()
+@chain_options()
 def listen(
     ctx: typer.Context,
     socket: SocketOption = None,
-    answers: AnswersOption = None,
-    answerers: AnswerersOption = None,
-    timeout: TimeoutOption = None,
-    max_line_bytes: MaxLineOption = None,
-    plain: PlainOption = False,
-    record: RecordOption = None,
-    relay: RelayOption = None,
-    defaults: DefaultsOption = False,
 ) -> None:
     """Wait in this terminal for questions from elsewhere, and ask them here.
 

@@ -2,13 +2,16 @@
 
 ``serve`` is the default command, so these options may also stand before the
 command name (``userq --answers f.toml ask ...``); `ChainOptions.over` merges
-the two places.
+the two places. `chain_options` adds them to each command's signature.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import typer
 
@@ -98,3 +101,52 @@ def _positive(value: float | None) -> float | None:
     if value is not None and not value > 0:
         raise typer.BadParameter("must be a number of seconds > 0")
     return value
+
+
+def _parameter(name: str, annotation: Any, default: object) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation
+    )
+
+
+#: The chain options, in the order every command lists them.
+_CHAIN_PARAMETERS = (
+    _parameter("answers", AnswersOption, None),
+    _parameter("answerers", AnswerersOption, None),
+    _parameter("timeout", TimeoutOption, None),
+    _parameter("max_line_bytes", MaxLineOption, None),
+    _parameter("plain", PlainOption, False),
+    _parameter("record", RecordOption, None),
+    _parameter("relay", RelayOption, None),
+    _parameter("defaults", DefaultsOption, False),
+)
+
+Command = TypeVar("Command", bound=Callable[..., None])
+
+
+def chain_options(
+    *, max_line_bytes: bool = True, before: str | None = None
+) -> Callable[[Command], Command]:
+    """Give a typer command the chain options: they join its signature (where
+    typer reads its options) after its own parameters, or before the one
+    named ``before``. The command reads them with `ChainOptions.given`, so
+    they are not passed to it. Without ``max_line_bytes``, it has no
+    --max-line-bytes (it limits only what serve reads)."""
+    added = [p for p in _CHAIN_PARAMETERS if max_line_bytes or p.name != "max_line_bytes"]
+    names = {p.name for p in added}
+
+    def add(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        own = list(signature.parameters.values())
+        at = [p.name for p in own].index(before) if before else len(own)
+
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> None:
+            command(*args, **{k: v for k, v in kwargs.items() if k not in names})
+
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*own[:at], *added, *own[at:]]
+        )
+        return run  # type: ignore[return-value]
+
+    return add

@@ -18,16 +18,7 @@ from .._answerers.config import StartupError, TooLarge, read_bounded
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
 from .._runtime.exit_status import ExitStatus
 from .one_shot import Outcome, answer_lines, ask_one
-from .options import (
-    AnswerersOption,
-    AnswersOption,
-    ChainOptions,
-    DefaultsOption,
-    PlainOption,
-    RecordOption,
-    RelayOption,
-    TimeoutOption,
-)
+from .options import ChainOptions, chain_options
 
 _RAW_ARGS = "userq.raw_args"
 
@@ -74,6 +65,7 @@ def _id_option(default: str) -> Any:
 # --- ask ----------------------------------------------------------------------
 
 
+@chain_options(max_line_bytes=False)
 def ask(
     ctx: typer.Context,
     question: Annotated[
@@ -95,13 +87,6 @@ def ask(
     detail_file: DetailFileOption = None,
     ask_id: Annotated[str, _id_option("ask")] = "ask",
     json_output: JsonOption = False,
-    answers: AnswersOption = None,
-    answerers: AnswerersOption = None,
-    timeout: TimeoutOption = None,
-    plain: PlainOption = False,
-    record: RecordOption = None,
-    relay: RelayOption = None,
-    defaults: DefaultsOption = False,
 ) -> None:
     """Ask one question; print each chosen label on a line, then any typed text.
 
@@ -134,6 +119,7 @@ class Default(StrEnum):
     no = "no"
 
 
+@chain_options(max_line_bytes=False)
 def confirm(
     ctx: typer.Context,
     question: Annotated[
@@ -154,13 +140,6 @@ def confirm(
     detail_file: DetailFileOption = None,
     ask_id: Annotated[str, _id_option("confirm")] = "confirm",
     json_output: JsonOption = False,
-    answers: AnswersOption = None,
-    answerers: AnswerersOption = None,
-    timeout: TimeoutOption = None,
-    plain: PlainOption = False,
-    record: RecordOption = None,
-    relay: RelayOption = None,
-    defaults: DefaultsOption = False,
 ) -> None:
     """Ask a yes/no question: exit 0 for yes, 1 for no.
 
@@ -193,6 +172,7 @@ def confirm(
 # --- review -------------------------------------------------------------------
 
 
+@chain_options(max_line_bytes=False)
 def review(
     ctx: typer.Context,
     plan_file: Annotated[
@@ -218,13 +198,6 @@ def review(
     ] = "Plan",
     ask_id: Annotated[str, _id_option("review")] = "review",
     json_output: JsonOption = False,
-    answers: AnswersOption = None,
-    answerers: AnswerersOption = None,
-    timeout: TimeoutOption = None,
-    plain: PlainOption = False,
-    record: RecordOption = None,
-    relay: RelayOption = None,
-    defaults: DefaultsOption = False,
 ) -> None:
     """Ask a human to review a plan: exit 0 when approved, 1 when declined.
 

@@ -1,7 +1,7 @@
 """The settings of one run of the chain, from the command line.
 
-Apart from the typer declarations (`_cli_options`) so that a plain serve
-command line can be read without typer at all (`_entry`).
+Apart from the typer declarations (`_cli.options`) so that a plain serve
+command line can be read without typer at all (`_cli.entry`).
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class ChainOptions(msgspec.Struct, frozen=True):
     def given(cls, ctx: typer.Context) -> ChainOptions:
         """The options a command was given, over those before its name.
 
-        Read from the parsed parameters, so each command declares these
-        options in its signature (typer needs them there) and nothing more.
+        Read from the parsed parameters: the CLI's ``chain_options`` puts
+        these options in each command's signature, where typer reads them.
         The group's ``ctx.obj`` is the base the entry point started typer
         with (its registry), and then the options before the command name.
         """
