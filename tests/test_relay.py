@@ -4,7 +4,8 @@ peers that die, hang or write garbage, and a human on a pty.
 
 Every wait is on something observable: a response line, a status line from
 the peer, a process exit (pidfd), the screen. The one fixed wait is the
-relay's own CANCEL_GRACE, which a hung peer is given by design.
+relay's cancel grace, which a hung peer is given by design: the tests of
+hung peers run tests/quick_relay_userq.py, whose grace periods are short.
 """
 
 from __future__ import annotations
@@ -21,10 +22,7 @@ from typing import Any
 import pytest
 from processes import USERQ, LineReader, Serve, responses, run_userq
 from ptyterm import ENTER, P, Term, answers_of, ask, question
-
-from userq_cli._answerers._relay_link import GRACE
-
-CANCEL_GRACE, EXIT_GRACE = GRACE.cancel, GRACE.exit
+from quick_relay_userq import QUICK
 
 TESTS = Path(__file__).parent
 FAKE_PEER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'fake_peer.py'))}"
@@ -33,6 +31,8 @@ HOLDING_PEER = (
     " serve --answerers hold"
 )
 PEER_USERQ = shlex.quote(USERQ)
+# userq with short relay grace periods, for the peers that hang or linger.
+QUICK_USERQ = [sys.executable, str(TESTS / "quick_relay_userq.py"), "serve"]
 
 
 def go_ask(ask_id: str, **extra: Any) -> dict[str, Any]:
@@ -184,7 +184,8 @@ def test_the_one_question_commands_relay_too(tmp_path: Path) -> None:
 def holding_peer(tmp_path: Path) -> Iterator[tuple[Serve, Fifo, Fifo]]:
     control, hold_status = Fifo(tmp_path / "control"), Fifo(tmp_path / "hold-status")
     env = {"HOLD_CONTROL_PATH": str(control.path), "HOLD_STATUS_PATH": str(hold_status.path)}
-    with Serve("--answerers", "relay", "--relay", HOLDING_PEER, env=env) as serve:
+    argv = [*QUICK_USERQ, "--answerers", "relay", "--relay", HOLDING_PEER]
+    with Serve(argv=argv, env=env) as serve:
         yield serve, control, hold_status
     os.close(control.fd)
     os.close(hold_status.fd)
@@ -213,7 +214,7 @@ def test_a_cancel_reaches_the_peer_while_it_holds_the_ask(
 
 def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo) -> None:
     args, env = fake_relay(status, "hang")
-    with Serve("--answerers", "relay", *args, env=env) as serve:
+    with Serve(argv=[*QUICK_USERQ, "--answerers", "relay", *args], env=env) as serve:
         serve.send(go_ask("r1", timeout=0.5))
         first = started(status)
         assert got(status) == {"type": "hello"}
@@ -222,15 +223,15 @@ def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo
         code, message = error_of(serve.read())
         assert (code, message) == ("ASK_ABORTED", "no answer within 0.5 seconds")
         assert got(status) == {"type": "cancel", "id": "r1"}
-        # It never answers the cancel: after CANCEL_GRACE it counts as hung,
-        # and it ignores SIGTERM, so SIGKILL ends it EXIT_GRACE later.
-        await_exit(first, timeout=CANCEL_GRACE + EXIT_GRACE + 10)
+        # It never answers the cancel: after the cancel grace it counts as
+        # hung, and it ignores SIGTERM, so SIGKILL ends it the exit grace later.
+        await_exit(first, timeout=QUICK.cancel + QUICK.exit + 10)
         serve.send(go_ask("r2", timeout=0.5))
         second = started(status)  # the next question starts a new one
         assert second != first
         assert error_of(serve.read())[0] == "ASK_ABORTED"
         serve.close_stdin()
-        assert serve.wait(timeout=3 * EXIT_GRACE + 10) == 0
+        assert serve.wait(timeout=3 * QUICK.exit + 10) == 0
         await_exit(second, timeout=0.5)  # userq leaves no peer behind
 
 
@@ -254,7 +255,7 @@ def test_an_id_asked_again_after_a_cancel_is_not_taken_for_a_hung_one(
     # Past the first cancel's grace, the peer still holds the second r1: it
     # is not hung, and nothing may come back until it is released.
     with pytest.raises(TimeoutError):
-        serve.read(timeout=CANCEL_GRACE + 1)
+        serve.read(timeout=QUICK.cancel + 1)
     control.write("release r1\n")
     assert serve.read()["sources"] == {"go": "relay"}
 
@@ -275,7 +276,7 @@ def test_a_failing_peer_aborts_its_asks_and_is_started_again(
     status: Fifo, mode: str, what: str
 ) -> None:
     args, env = fake_relay(status, mode)
-    with Serve("--answerers", "relay", *args, env=env) as serve:
+    with Serve(argv=[*QUICK_USERQ, "--answerers", "relay", *args], env=env) as serve:
         serve.send(go_ask("r1"))
         first = started(status)
         response = serve.read()
