@@ -8,7 +8,7 @@ Run as ``python tests/quick_relay_userq.py serve --answerers relay --relay CMD``
 
 from __future__ import annotations
 
-from userq_cli._answerers._relay_link import Grace
+from userq_cli._answerers._peer_link import Grace
 from userq_cli._answerers.config import TerminalHold
 from userq_cli._answerers.relay import RelayAnswerer
 

@@ -1,7 +1,7 @@
 """The registry of answerers: name -> factory. One answerer, one module.
 
 Adding an answerer is its module (with private helpers of its own, as the
-relay's `_relay_link` and `_relay_peer`) plus one line here; no other
+relay's `_relay_peer`) plus one line here; no other
 answerer, and neither the chain nor the serve loop, changes. The registry is
 passed down from the entry point (`main(answerers=...)`), so a program that
 runs userq with an answerer of its own (the tests' holding answerer) passes

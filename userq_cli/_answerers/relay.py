@@ -4,9 +4,11 @@ there, a desktop dialog, a bot).
 
 The command (``--relay CMD`` or ``USERQ_RELAY``) is split as a shell would,
 never run through one, and started on the first question that reaches the
-relay; it then serves every later one, several at once. What is written to
-it and what its lines mean is `_relay_link`; this module moves the bytes and
-minds the process:
+relay; it then serves every later one, several at once. What the relay
+shares with the ``listener`` answerer (one peer for every ask, only the open
+questions sent, its NO_PROVIDER passed on) is `_forwarding`; what is written
+to the peer and what its lines mean is `_peer_link`; `_relay_peer` minds the
+process:
 
 - a peer that exits, closes its output, writes a line that is not
   protocol, or does not acknowledge a cancel in time is stopped, every ask
@@ -20,24 +22,19 @@ minds the process:
 
 from __future__ import annotations
 
-import contextlib
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from .._protocol.answer_values import AnswerValue
 from .._protocol.errors import quote
-from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
-from .._protocol.validation import questions_as_sent
-from ._relay_link import GRACE, Declined, Grace
-from .chain import ASK_LINE, Answerer, remaining_seconds
+from .._protocol.messages import PeerHello
+from ._forwarding import Forwarding, NotReached
+from ._peer_link import GRACE, Grace
 from .config import RELAY_VARIABLE, ChainConfig, StartupError, TerminalHold, relay_variable
 
 if TYPE_CHECKING:
-    import asyncio
-
-    from ._relay_peer import Peer
+    from ._peer_stream import PeerStream
 
 # Not passed to the peer: a local `userq serve` peer would otherwise relay to
 # itself, again and again. The peer's chain is its own command line's.
@@ -54,9 +51,8 @@ def parse_command(text: str, origin: str) -> list[str]:
     return argv
 
 
-class RelayAnswerer(Answerer):
+class RelayAnswerer(Forwarding):
     name = "relay"
-    forwards_questions = True
 
     def __init__(
         self,
@@ -65,16 +61,10 @@ class RelayAnswerer(Answerer):
         share: TerminalHold | None = None,
         grace: Grace = GRACE,
     ) -> None:
+        super().__init__(share)
         self._argv = list(argv)
         self._grace = grace
         self._environ = {k: v for k, v in environ.items() if k not in _NOT_FOR_THE_PEER}
-        self._share = share
-        self._peer: Peer | None = None
-        self._retired: list[Peer] = []  # stopped, perhaps not yet reaped
-        # Made on first use: an event loop exists only once a question is here.
-        self._starting: asyncio.Lock | None = None  # two first questions, one peer
-        self._unreachable: str | None = None
-        self._declined: dict[str, str] = {}  # question id -> the peer's NO_PROVIDER message
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> RelayAnswerer:
@@ -94,9 +84,13 @@ class RelayAnswerer(Answerer):
         return shlex.join(self._argv)
 
     @property
+    def peer_name(self) -> str:
+        return f"the peer {quote(self.command)}"
+
+    @property
     def peer_hello(self) -> PeerHello | None:
-        peer = self._peer
-        return peer.link.hello if peer is not None and peer.alive else None
+        peer = self._live_peer
+        return peer.link.hello if peer is not None else None
 
     @property
     def interactive(self) -> bool:
@@ -107,64 +101,12 @@ class RelayAnswerer(Answerer):
             return hello.interactive
         return self._unreachable is None
 
-    async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
-    ) -> dict[str, AnswerValue]:
-        for question in open_questions:
-            self._declined.pop(question.id, None)
-        from ._relay_peer import Unreachable
-
-        peer = await self._running_peer()
-        if peer is None:
-            return {}
-        # With stdin on the terminal, the request reader steps aside while the
-        # peer may be prompting on that same terminal (a local peer).
-        async with self._share.hold() if self._share else contextlib.nullcontext():
-            raw = questions_as_sent(ASK_LINE.get(), [q.id for q in open_questions])
-            outcome = await peer.ask(request, open_questions, remaining_seconds(), raw)
-        if isinstance(outcome, Unreachable):
-            self._unreachable = outcome.reason
-            return {}
-        if isinstance(outcome, Declined):
-            self._declined.update(dict.fromkeys((q.id for q in open_questions), outcome.reason))
-            return {}
-        return outcome.values
-
-    def why_not(self, question_ids: Sequence[str]) -> str:
-        if self._unreachable is not None:
-            return f"the peer {quote(self.command)} {self._unreachable}"
-        # Taken, not kept: the reasons belong to this ask's NO_PROVIDER alone.
-        reasons = {self._declined.pop(q) for q in question_ids if q in self._declined}
-        if reasons:
-            return f"the peer {quote(self.command)} answered NO_PROVIDER: {'; '.join(reasons)}"
-        return f"the peer {quote(self.command)} did not answer them"
-
-    async def aclose(self) -> None:
-        """Every peer started, the current one and those stopped, is gone
-        once this returns."""
-        import asyncio
-
-        peers = [*self._retired, *([self._peer] if self._peer else [])]
-        await asyncio.gather(*(peer.aclose() for peer in peers))
-
-    async def _running_peer(self) -> Peer | None:
-        import asyncio
-
+    async def _connect(self) -> PeerStream:
         from ._relay_peer import Peer
 
-        if self._starting is None:
-            self._starting = asyncio.Lock()
-        async with self._starting:
-            if self._peer is not None and self._peer.alive:
-                return self._peer
-            if self._peer is not None:
-                self._retired = [p for p in self._retired if not p.reaped] + [self._peer]
-                self._peer = None
-            try:
-                self._peer = await Peer.start(self._argv, self._environ, self._grace)
-            except OSError as exc:
-                self._unreachable = f"cannot be started: {exc.strerror or exc}"
-                print(f"userq: relay: {quote(self.command)} {self._unreachable}", file=sys.stderr)
-                return None
-            self._unreachable = None
-            return self._peer
+        try:
+            return await Peer.start(self._argv, self._environ, self._grace)
+        except OSError as exc:
+            reason = f"cannot be started: {exc.strerror or exc}"
+            print(f"userq: relay: {quote(self.command)} {reason}", file=sys.stderr)
+            raise NotReached(reason) from None

@@ -139,8 +139,8 @@ def attach(socket: SocketOption = None) -> None:
 
         userq --relay 'ssh laptop userq attach' < requests.jsonl
     """
+    from .._answerers.socket_path import socket_path
     from .._runtime.attach import attach as attach_to
-    from .._runtime.socket_path import socket_path
 
     raise typer.Exit(attach_to(socket_path(socket, os.environ)))
 

@@ -22,9 +22,9 @@ import socket
 import sys
 from pathlib import Path
 
+from .._answerers.socket_path import peer_uid, reason
 from .._protocol.framing import READ_CHUNK
 from .exit_status import ExitStatus
-from .socket_path import peer_uid, reason
 
 
 def attach(path: Path) -> int:

@@ -31,13 +31,7 @@ from pathlib import Path
 
 from .._answerers.chain import Chain
 from .._answerers.config import RELAY_VARIABLE, StartupError
-from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, LineFramer
-from .._version import __version__
-from .chain_options import ChainOptions
-from .chain_server import chain_server
-from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
-from .serve_loop import ServeLoop
-from .socket_path import (
+from .._answerers.socket_path import (
     SOCKET_VARIABLE,
     SocketPathError,
     peer_uid,
@@ -45,6 +39,12 @@ from .socket_path import (
     reason,
     socket_path,
 )
+from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, LineFramer
+from .._version import __version__
+from .chain_options import ChainOptions
+from .chain_server import chain_server
+from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .serve_loop import ServeLoop
 
 # Responses buffered for a client that does not read, before its requests
 # stop being read: a client cannot make the listener hold unbounded output.

@@ -1,5 +1,5 @@
-"""The relay's protocol side without a process: what it writes, what the
-peer's lines mean."""
+"""The protocol side of forwarding questions to a peer, without a process or
+a socket: what it writes, what the peer's lines mean."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from userq_cli._answerers._relay_link import (
+from userq_cli._answerers._peer_link import (
     Answered,
     Declined,
     Failed,
+    PeerLink,
     PeerViolation,
-    RelayLink,
 )
 from userq_cli._protocol.answer_values import ExplicitAnswer
 from userq_cli._protocol.messages import AskUserQuestionRequest
@@ -42,7 +42,7 @@ def line(message: dict[str, Any]) -> bytes:
 
 
 def test_the_first_line_is_a_hello_and_its_reply_is_kept() -> None:
-    link = RelayLink()
+    link = PeerLink()
     assert lines(link.greet()) == [{"type": "hello"}]
     peer = {"type": "hello", "protocol": 1, "version": "2.0", "answerers": ["tty"]}
     assert link.receive(line({**peer, "interactive": True})) is None
@@ -55,7 +55,7 @@ def test_the_first_line_is_a_hello_and_its_reply_is_kept() -> None:
 
 
 def test_a_peer_that_knows_no_hello_may_refuse_it() -> None:
-    link = RelayLink()
+    link = PeerLink()
     link.greet()
     sent, _ = link.ask(request(id="r1"), request().questions, None)
     assert link.receive(error("BAD_REQUEST", None, at=1)) is None
@@ -64,7 +64,7 @@ def test_a_peer_that_knows_no_hello_may_refuse_it() -> None:
 
 
 def test_only_the_open_questions_go_with_the_asks_id_and_remaining_timeout() -> None:
-    link = RelayLink()
+    link = PeerLink()
     ask = request(id="r1", timeout=30)
     sent, data = link.ask(ask, ask.questions[1:], remaining=12.3456)
     assert sent.ask_id == "r1"
@@ -74,7 +74,7 @@ def test_only_the_open_questions_go_with_the_asks_id_and_remaining_timeout() -> 
 
 
 def test_no_timeout_is_sent_without_one_and_a_spent_one_is_still_positive() -> None:
-    link = RelayLink()
+    link = PeerLink()
     _, data = link.ask(request(id="r1"), request().questions, remaining=None)
     assert "timeout" not in lines(data)[0]
     _, data = link.ask(request(id="r2"), request().questions, remaining=-3)
@@ -82,7 +82,7 @@ def test_no_timeout_is_sent_without_one_and_a_spent_one_is_still_positive() -> N
 
 
 def test_an_ask_without_id_gets_one_the_peer_answers_under() -> None:
-    link = RelayLink()
+    link = PeerLink()
     first, _ = link.ask(request(), request().questions, None)
     second, _ = link.ask(request(), request().questions, None)
     assert first.ask_id != second.ask_id
@@ -90,7 +90,7 @@ def test_an_ask_without_id_gets_one_the_peer_answers_under() -> None:
 
 
 def test_an_agent_is_registered_with_the_peer_once_per_instance() -> None:
-    link = RelayLink()
+    link = PeerLink()
     agent = {"id": "planner", "instance": "i1"}
     _, data = link.ask(request(id="r1", agent=agent), request().questions, None)
     assert [m["type"] for m in lines(data)] == ["register", "ask"]
@@ -104,7 +104,7 @@ def test_an_agent_is_registered_with_the_peer_once_per_instance() -> None:
 
 
 def test_an_answer_maps_back_to_answer_values_for_the_questions_asked() -> None:
-    link = RelayLink()
+    link = PeerLink()
     ask = request(id="r1")
     link.ask(ask, ask.questions, None)
     sent, _ = link.ask(request(id="r2"), request().questions, None)
@@ -122,7 +122,7 @@ def test_an_answer_maps_back_to_answer_values_for_the_questions_asked() -> None:
 
 
 def test_an_answer_that_leaves_a_question_out_ends_that_ask() -> None:
-    link = RelayLink()
+    link = PeerLink()
     link.ask(request(id="r1"), request().questions, None)
     answers = [{"id": "a", "selected": ["y"]}]
     outcome = link.receive(line({"type": "answer", "id": "r1", "answers": answers, "sources": {}}))
@@ -142,7 +142,7 @@ def error(code: str, ask_id: str | None = "r1", at: int | None = None) -> bytes:
 
 
 def test_no_provider_declines() -> None:
-    link = RelayLink()
+    link = PeerLink()
     link.ask(request(id="r1"), request().questions, None)
     assert link.receive(error("NO_PROVIDER")) == Declined("r1", "peer says")
 
@@ -162,7 +162,7 @@ def test_no_provider_declines() -> None:
     ],
 )
 def test_peer_errors_end_the_ask(code: str, becomes: str) -> None:
-    link = RelayLink()
+    link = PeerLink()
     link.ask(request(id="r1"), request().questions, None)
     outcome = link.receive(error(code))
     assert isinstance(outcome, Failed)
@@ -172,20 +172,20 @@ def test_peer_errors_end_the_ask(code: str, becomes: str) -> None:
 
 
 def test_an_error_without_id_is_matched_to_its_ask_by_line_number() -> None:
-    link = RelayLink()
+    link = PeerLink()
     link.greet()  # line 1
     link.ask(request(id="r1"), request().questions, None)  # line 2
     link.ask(request(id="r2"), request().questions, None)  # line 3
     outcome = link.receive(error("BAD_REQUEST", None, at=3))
     assert isinstance(outcome, Failed)
-    assert (outcome.relay_id, outcome.error.code) == ("r2", "ASK_ABORTED")
+    assert (outcome.sent_id, outcome.error.code) == ("r2", "ASK_ABORTED")
     assert "refused the ask (BAD_REQUEST" in outcome.error.message
     with pytest.raises(PeerViolation, match="a line never sent"):
         link.receive(error("BAD_REQUEST", None, at=9))
 
 
 def test_a_cancelled_asks_late_reply_is_dropped_and_acknowledges_the_cancel() -> None:
-    link = RelayLink()
+    link = PeerLink()
     sent, _ = link.ask(request(id="r1"), request().questions, None)
     assert lines(link.cancel(sent)) == [{"type": "cancel", "id": "r1"}]
     assert link.holds(sent)
@@ -194,7 +194,7 @@ def test_a_cancelled_asks_late_reply_is_dropped_and_acknowledges_the_cancel() ->
 
 
 def test_an_id_the_peer_still_holds_is_not_reused() -> None:
-    link = RelayLink()
+    link = PeerLink()
     first, _ = link.ask(request(id="r1"), request().questions, None)
     link.cancel(first)  # the peer has not answered the cancel yet
     second, data = link.ask(request(id="r1"), request().questions, None)
@@ -204,7 +204,7 @@ def test_an_id_the_peer_still_holds_is_not_reused() -> None:
 
 def test_an_id_sent_again_after_its_reply_is_a_new_ask() -> None:
     # The watch on the first ask's cancel must not take the second for it.
-    link = RelayLink()
+    link = PeerLink()
     first, _ = link.ask(request(id="r1"), request().questions, None)
     link.cancel(first)
     link.receive(error("ASK_ABORTED"))
@@ -214,7 +214,7 @@ def test_an_id_sent_again_after_its_reply_is_a_new_ask() -> None:
 
 
 def test_a_response_to_an_ask_not_held_is_a_violation() -> None:
-    link = RelayLink()
+    link = PeerLink()
     link.ask(request(id="r1"), request().questions, None)
     with pytest.raises(PeerViolation, match="no ask it holds"):
         link.receive(error("ASK_ABORTED", "never-sent"))
@@ -224,10 +224,10 @@ def test_a_response_to_an_ask_not_held_is_a_violation() -> None:
 
 
 def test_a_refused_register_costs_nothing() -> None:
-    link = RelayLink()
+    link = PeerLink()
     link.greet()  # line 1
     agent = {"id": "planner"}
     link.ask(request(id="r1", agent=agent), request().questions, None)  # lines 2, 3
     assert link.receive(error("BAD_REQUEST", None, at=2)) is None
     outcome = link.receive(error("CALLER_NOT_LIVE"))
-    assert isinstance(outcome, Failed) and outcome.relay_id == "r1"
+    assert isinstance(outcome, Failed) and outcome.sent_id == "r1"

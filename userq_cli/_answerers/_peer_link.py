@@ -1,13 +1,14 @@
-"""The relay's side of the protocol, without a process: asks in, peer lines out,
-peer lines in, outcomes out.
+"""Handing open questions to another userq, without I/O: asks in, peer lines
+out, peer lines in, outcomes out.
 
-`RelayLink` is one conversation with one incarnation of the peer, spoken
-through the protocol's `ClientEndpoint` (which holds the asks, registers an
-agent before its first ask, and reads the peer's lines by the same rules as
-the Python client). What is the relay's own: only the open questions are
-sent, with the time left, and each response becomes an outcome for the
-chain. The answerer in `relay` only moves the bytes, so every rule here is
-testable without starting anything.
+`PeerLink` is one conversation with one peer that answers for this side: the
+relay's peer process, or a ``userq listen`` reached over its socket (the
+``listener`` answerer). It speaks through the protocol's `ClientEndpoint`
+(which holds the asks, registers an agent before its first ask, and reads the
+peer's lines by the same rules as the Python client). What is the
+forwarding's own: only the open questions are sent, with the time left, and
+each response becomes an outcome for the chain. `_peer_stream` only moves
+the bytes, so every rule here is testable without starting anything.
 """
 
 from __future__ import annotations
@@ -61,33 +62,35 @@ class Grace(msgspec.Struct, frozen=True):
     exit: float = 2.0
 
 
-#: The grace a relay gives its peers unless told otherwise.
+#: The grace given to peers unless told otherwise.
 GRACE = Grace()
 
 
 class Answered(msgspec.Struct, frozen=True):
-    relay_id: str
+    sent_id: str
     values: dict[str, AnswerValue]  # question id -> value, checked by the chain
 
 
 class Declined(msgspec.Struct, frozen=True):
     """The peer's NO_PROVIDER: pass these questions on down the chain."""
 
-    relay_id: str
+    sent_id: str
     reason: str
 
 
 class Failed(msgspec.Struct, frozen=True):
-    relay_id: str
+    sent_id: str
     error: UserQuestionError
 
 
 Outcome = Answered | Declined | Failed
 
 
-class RelayLink:
-    def __init__(self) -> None:
+class PeerLink:
+    def __init__(self, name: str = "the relay peer") -> None:
+        """``name``: the peer in the messages of the errors it causes."""
         self.hello: PeerHello | None = None
+        self._name = name
         # The peer's line limit is its own: it says so if an ask is over it.
         self._endpoint = ClientEndpoint(register_agents=True, max_line_bytes=sys.maxsize)
 
@@ -141,17 +144,17 @@ class RelayLink:
         if not isinstance(event, AnswerReceived | ErrorReceived) or event.held.cancelled:
             return None
         if isinstance(event, AnswerReceived):
-            return _answer_outcome(event.held, event.answer)
-        return _error_outcome(event.held.ask_id, event.error)
+            return _answer_outcome(event.held, event.answer, self._name)
+        return _error_outcome(event.held.ask_id, event.error, self._name)
 
 
-def _answer_outcome(held: Held, response: AskUserQuestionAnswer) -> Outcome:
+def _answer_outcome(held: Held, response: AskUserQuestionAnswer, name: str) -> Outcome:
     """The peer's answers as answer values, which the chain checks against
     their questions (BAD_ANSWER); answers to questions not asked are dropped."""
     given = {item.id: item for item in response.answers}
     missing = [q for q in held.question_ids if q not in given]
     if missing:
-        why = f"the relay peer's answer left out {', '.join(map(quote, missing))}"
+        why = f"{name}'s answer left out {', '.join(map(quote, missing))}"
         return Failed(held.ask_id, UserQuestionError("ASK_ABORTED", why))
     return Answered(
         held.ask_id,
@@ -162,11 +165,11 @@ def _answer_outcome(held: Held, response: AskUserQuestionAnswer) -> Outcome:
     )
 
 
-def _error_outcome(relay_id: str, error: ErrorBody) -> Outcome:
+def _error_outcome(sent_id: str, error: ErrorBody, name: str) -> Outcome:
     if error.code == "NO_PROVIDER":
-        return Declined(relay_id, error.message)
+        return Declined(sent_id, error.message)
     if error.code in _PASSED_THROUGH:
-        said = f"the relay peer said: {error.message}"
-        return Failed(relay_id, UserQuestionError(error.code, said))
-    said = f"the relay peer refused the ask ({error.code}: {error.message})"
-    return Failed(relay_id, UserQuestionError("ASK_ABORTED", said))
+        said = f"{name} said: {error.message}"
+        return Failed(sent_id, UserQuestionError(error.code, said))
+    said = f"{name} refused the ask ({error.code}: {error.message})"
+    return Failed(sent_id, UserQuestionError("ASK_ABORTED", said))

@@ -1,0 +1,125 @@
+"""What the answerers that hand the open questions to another userq share:
+the ``relay`` (a peer process it starts) and the ``listener`` (a ``userq
+listen`` it connects to). Each says how to reach its peer (`_connect`) and
+how to name it; the rest is here, once:
+
+- one peer at a time, shared by every ask, reached on the first question
+  that needs it, and again on the next question after it failed;
+- each ask sends only its open questions, as their sender wrote them
+  (`questions_as_sent`), with the time left; the peer's NO_PROVIDER passes
+  them on down the chain, and its reason goes to this ask's NO_PROVIDER;
+- a peer that could not be reached at all declines, so the chain goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .._protocol.answer_values import AnswerValue
+from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .._protocol.validation import questions_as_sent
+from .chain import ASK_LINE, Answerer, remaining_seconds
+from .config import TerminalHold
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from ._peer_stream import PeerStream
+
+
+class NotReached(Exception):
+    """The peer cannot be reached; ``str()`` says why, for NO_PROVIDER."""
+
+
+class Forwarding(Answerer):
+    forwards_questions = True
+
+    def __init__(self, share: TerminalHold | None = None) -> None:
+        #: Held while an ask is out, when the peer may prompt on the
+        #: terminal that is stdin too (a local relay peer).
+        self._share = share
+        self._peer: PeerStream | None = None
+        self._retired: list[PeerStream] = []  # stopped, perhaps not yet finished
+        # Made on first use: an event loop exists only once a question is here.
+        self._starting: asyncio.Lock | None = None  # two first questions, one peer
+        self._unreachable: str | None = None
+        self._declined: dict[str, str] = {}  # question id -> the peer's NO_PROVIDER message
+
+    @property
+    @abstractmethod
+    def peer_name(self) -> str:
+        """The peer, in NO_PROVIDER messages."""
+
+    @abstractmethod
+    async def _connect(self) -> PeerStream:
+        """A new connection to the peer; `NotReached` when there is none."""
+
+    def _unreached(self, reason: str) -> str:
+        """Why not, when the peer could not be reached for ``reason``."""
+        return f"{self.peer_name} {reason}"
+
+    async def answer(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        for question in open_questions:
+            self._declined.pop(question.id, None)
+        from ._peer_link import Declined
+        from ._peer_stream import Unreachable
+
+        peer = await self._running_peer()
+        if peer is None:
+            return {}
+        async with self._share.hold() if self._share else contextlib.nullcontext():
+            raw = questions_as_sent(ASK_LINE.get(), [q.id for q in open_questions])
+            outcome = await peer.ask(request, open_questions, remaining_seconds(), raw)
+        if isinstance(outcome, Unreachable):
+            self._unreachable = outcome.reason
+            return {}
+        if isinstance(outcome, Declined):
+            self._declined.update(dict.fromkeys((q.id for q in open_questions), outcome.reason))
+            return {}
+        return outcome.values
+
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        if self._unreachable is not None:
+            return self._unreached(self._unreachable)
+        # Taken, not kept: the reasons belong to this ask's NO_PROVIDER alone.
+        reasons = {self._declined.pop(q) for q in question_ids if q in self._declined}
+        if reasons:
+            return f"{self.peer_name} answered NO_PROVIDER: {'; '.join(reasons)}"
+        return f"{self.peer_name} did not answer them"
+
+    async def aclose(self) -> None:
+        """Every peer reached, the current one and those stopped, is gone
+        once this returns."""
+        import asyncio
+
+        peers = [*self._retired, *([self._peer] if self._peer else [])]
+        await asyncio.gather(*(peer.aclose() for peer in peers))
+
+    @property
+    def _live_peer(self) -> PeerStream | None:
+        peer = self._peer
+        return peer if peer is not None and peer.alive else None
+
+    async def _running_peer(self) -> PeerStream | None:
+        import asyncio
+
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            if self._peer is not None and self._peer.alive:
+                return self._peer
+            if self._peer is not None:
+                self._retired = [p for p in self._retired if not p.finished] + [self._peer]
+                self._peer = None
+            try:
+                self._peer = await self._connect()
+            except NotReached as exc:
+                self._unreachable = str(exc)
+                return None
+            self._unreachable = None
+            return self._peer
