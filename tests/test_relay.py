@@ -14,6 +14,7 @@ import json
 import os
 import select
 import shlex
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -359,6 +360,21 @@ def test_fields_userq_does_not_know_reach_the_peer_unchanged(status: Fifo) -> No
         forwarded = got(status)
         assert forwarded["questions"] == [plan]
         assert forwarded["id"] == "r1" and 0 < forwarded["timeout"] <= 30
+        serve.close_stdin()
+        assert serve.wait() == 0
+
+
+def test_the_peer_is_told_the_hosts_the_ask_came_through(status: Fifo) -> None:
+    # The listener at the other end shows them: this machine is added to
+    # what the ask already said.
+    args, env = fake_relay(status, "answer", '{"selected": ["Yes"]}')
+    with Serve("--answerers", "relay", *args, env=env) as serve:
+        serve.send(go_ask("r1", via=["build-7"]), go_ask("r2"))
+        assert [serve.read()["id"], serve.read()["id"]] == ["r1", "r2"]
+        started(status)
+        assert got(status) == {"type": "hello"}
+        assert got(status)["via"] == ["build-7", socket.gethostname()]
+        assert got(status)["via"] == [socket.gethostname()]
         serve.close_stdin()
         assert serve.wait() == 0
 

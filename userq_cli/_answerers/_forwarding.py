@@ -61,6 +61,10 @@ class Forwarding(Answerer):
         """Why not, when the peer could not be reached for ``reason``."""
         return f"{self.peer_name} {reason}"
 
+    def _via(self, request: AskUserQuestionRequest) -> list[str] | None:
+        """The hosts the ask comes through, as the peer is to be told."""
+        return request.via
+
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
@@ -74,7 +78,8 @@ class Forwarding(Answerer):
             return {}
         async with self._share.hold() if self._share else contextlib.nullcontext():
             raw = questions_as_sent(ASK_LINE.get(), [q.id for q in open_questions])
-            outcome = await peer.ask(request, open_questions, remaining_seconds(), raw)
+            via = self._via(request)
+            outcome = await peer.ask(request, open_questions, remaining_seconds(), raw, via)
         if isinstance(outcome, Unreachable):
             self._unreachable = outcome.reason
             return {}

@@ -107,12 +107,16 @@ class PeerLink:
         questions: Sequence[AskUserQuestionItem],
         remaining: float | None,
         raw_questions: Sequence[msgspec.Raw] | None = None,
+        via: Sequence[str] | None = None,
     ) -> tuple[Held, bytes]:
         """The ask as the peer will hold it, and the bytes that ask it (a
         ``register`` first, for an agent the peer has not heard of).
         ``raw_questions``: the same questions as the caller wrote them, so
-        that fields this version does not know reach the peer."""
-        forwarded = AskUserQuestionRequest(id=request.id, questions=list(questions))
+        that fields this version does not know reach the peer. ``via``: the
+        hosts the ask came through, for the human to see."""
+        forwarded = AskUserQuestionRequest(
+            id=request.id, questions=list(questions), via=list(via) if via else None
+        )
         if request.agent is not None:
             forwarded.agent = AgentRef(id=request.agent.id, instance=request.agent.instance)
         if remaining is not None:

@@ -85,10 +85,11 @@ class PeerStream:
         questions: Sequence[AskUserQuestionItem],
         remaining: float | None,
         raw_questions: Sequence[msgspec.Raw] | None = None,
+        via: Sequence[str] | None = None,
     ) -> Answered | Declined | Unreachable:
         """The peer's outcome for these questions; raises the error that ends
         the ask when the peer failed it, or when the peer itself failed."""
-        sent, data = self.link.ask(request, questions, remaining, raw_questions)
+        sent, data = self.link.ask(request, questions, remaining, raw_questions, via)
         waiter: asyncio.Future[Outcome | Unreachable] = asyncio.get_running_loop().create_future()
         self._waiting[sent.ask_id] = waiter
         self._write(data)

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .._protocol.errors import quote
-from .._protocol.messages import PeerHello
+from .._protocol.messages import AskUserQuestionRequest, PeerHello
 from ._forwarding import Forwarding, NotReached
 from ._peer_link import GRACE, Grace
 from .config import RELAY_VARIABLE, ChainConfig, StartupError, TerminalHold, relay_variable
@@ -100,6 +100,12 @@ class RelayAnswerer(Forwarding):
         if hello is not None:
             return hello.interactive
         return self._unreachable is None
+
+    def _via(self, request: AskUserQuestionRequest) -> list[str]:
+        """The peer may be on another machine: its human is told this one."""
+        import socket
+
+        return [*(request.via or ()), socket.gethostname()]
 
     async def _connect(self) -> PeerStream:
         from ._relay_peer import Peer

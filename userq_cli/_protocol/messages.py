@@ -112,6 +112,11 @@ class AskUserQuestionRequest(Message, tag="ask", kw_only=True):
     questions: list[AskUserQuestionItem]
     agent: AgentRef | None = None
     timeout: Seconds | None = None
+    #: The hosts a relaying userq passed this ask through, the first where it
+    #: was asked, each added by the userq that relayed it on (a userq
+    #: extension: shown to the human, never read to answer; older userqs
+    #: ignore it).
+    via: list[str] | None = None
 
 
 class CancelRequest(Message, tag="cancel", kw_only=True):
