@@ -396,17 +396,23 @@ def shared_dir() -> Iterator[Path]:
     shutil.rmtree(directory)
 
 
+def strangers_socket(path: Path, ready: int) -> socket.socket:
+    """A listening socket at ``path`` that anyone may connect to, made by
+    whoever calls it (as_nobody: another user); says ``ready`` on ``ready``."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen()
+    os.chmod(path, 0o777)
+    os.write(ready, b"ready")
+    return server
+
+
 def test_attach_gives_no_question_to_another_users_listener(shared_dir: Path) -> None:
     path = shared_dir / "listen.sock"
     ready_read, ready_write = os.pipe()
 
     def fake_listener() -> bytes:
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(str(path))
-        server.listen()
-        os.chmod(path, 0o777)
-        os.write(ready_write, b"ready")
-        connection, _ = server.accept()
+        connection, _ = strangers_socket(path, ready_write).accept()
         with contextlib.suppress(BrokenPipeError):  # attach may have hung up already
             connection.sendall(
                 b'{"type":"answer","id":"r1","answers":[{"id":"go","selected":["Yes"]}],"sources":{}}\n'

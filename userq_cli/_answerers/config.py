@@ -83,3 +83,6 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: Set when stdin is the terminal too: the prompt holds it while on
     #: screen, so the request reader does not eat its keystrokes.
     terminal_share: TerminalHold | None = None
+    #: ``--socket``: the listener's socket (else USERQ_SOCKET in ``environ``,
+    #: else the per-user default), for the listener answerer.
+    socket: Path | None = None

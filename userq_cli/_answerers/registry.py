@@ -39,6 +39,7 @@ BUILT_IN: dict[str, tuple[str, str]] = {
     "file": ("answers_file", "FileAnswerer"),
     "tty": ("tty_prompt", "TtyAnswerer"),
     "relay": ("relay", "RelayAnswerer"),
+    "listener": ("listener", "ListenerAnswerer"),
     "defaults": ("defaults", "DefaultsAnswerer"),
 }
 #: The built-in answerers by name: the registry of a run unless it is given

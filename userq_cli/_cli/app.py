@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,7 +15,7 @@ import typer
 from .._protocol.schema import schema_json
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
-from .options import ChainOptions, chain_options
+from .options import ChainOptions, SocketOption, chain_options
 from .question_commands import COMMANDS, OrderedOptionsCommand
 from .serve_command import run_serve
 
@@ -93,23 +92,10 @@ def serve(
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
-SocketOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--socket",
-        metavar="PATH",
-        help="The listener's socket [default: $USERQ_SOCKET, else"
-        " $XDG_RUNTIME_DIR/userq/listen.sock, else /tmp/userq-UID/listen.sock].",
-        show_default=False,
-    ),
-]
-
-
 @app.command()
 @chain_options()
 def listen(
     ctx: typer.Context,
-    socket: SocketOption = None,
 ) -> None:
     """Wait in this terminal for questions from elsewhere, and ask them here.
 
@@ -125,7 +111,7 @@ def listen(
     """
     from .._runtime.listen import run_listen
 
-    raise typer.Exit(run_listen(ChainOptions.given(ctx), socket, dict(os.environ)))
+    raise typer.Exit(run_listen(ChainOptions.given(ctx), dict(os.environ)))
 
 
 @app.command()

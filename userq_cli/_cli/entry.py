@@ -29,6 +29,7 @@ _VALUE_OPTIONS = (
     "--max-line-bytes",
     "--record",
     "--relay",
+    "--socket",
 )
 _FLAGS = ("--plain", "--defaults")
 # The numbers typer reads the same way as Python does; anything else
@@ -106,7 +107,7 @@ def _group_options(args: list[str], answerers: str | None) -> ChainOptions | Non
         return None
     if count is not None and not _COUNT.fullmatch(count):
         return None
-    record = last.get("--record")
+    record, socket = last.get("--record"), last.get("--socket")
     return ChainOptions(
         answers=tuple(map(path_of, values["--answers"])),
         answerers=last.get("--answerers", answerers),
@@ -116,6 +117,7 @@ def _group_options(args: list[str], answerers: str | None) -> ChainOptions | Non
         record=None if record is None else path_of(record),
         relay=last.get("--relay"),
         defaults="--defaults" in flags,
+        socket=None if socket is None else path_of(socket),
     )
 
 

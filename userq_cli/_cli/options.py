@@ -87,6 +87,17 @@ RelayOption = Annotated[
         show_default=False,
     ),
 ]
+SocketOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--socket",
+        metavar="PATH",
+        help="The listener's socket (where userq listen listens, and the listener answerer"
+        " and userq attach connect) [default: $USERQ_SOCKET, else"
+        " $XDG_RUNTIME_DIR/userq/listen.sock, else /tmp/userq-UID/listen.sock].",
+        show_default=False,
+    ),
+]
 DefaultsOption = Annotated[
     bool,
     typer.Option(
@@ -119,6 +130,7 @@ _CHAIN_PARAMETERS = (
     _parameter("record", RecordOption, None),
     _parameter("relay", RelayOption, None),
     _parameter("defaults", DefaultsOption, False),
+    _parameter("socket", SocketOption, None),
 )
 
 Command = TypeVar("Command", bound=Callable[..., None])

@@ -39,6 +39,8 @@ class ChainOptions(msgspec.Struct, frozen=True):
     record: Path | None = None
     relay: str | None = None
     defaults: bool = False
+    #: ``--socket``: the listener's socket (else USERQ_SOCKET, else the default).
+    socket: Path | None = None
     #: The answerers --answerers may name: not an option, but what the
     #: entry point was given (`main(answerers=...)`); `over` keeps the base's.
     registry: Mapping[str, Factory] = ANSWERERS
@@ -62,6 +64,7 @@ class ChainOptions(msgspec.Struct, frozen=True):
             record=None if params["record"] is None else path_of(params["record"]),
             relay=params["relay"],
             defaults=params["defaults"],
+            socket=None if params["socket"] is None else path_of(params["socket"]),
         )
         return mine.over(ctx.obj) if isinstance(ctx.obj, ChainOptions) else mine
 
@@ -75,7 +78,7 @@ class ChainOptions(msgspec.Struct, frozen=True):
             defaults=base.defaults or self.defaults,
             **{
                 name: value
-                for name in ("answerers", "timeout", "max_line_bytes", "record", "relay")
+                for name in ("answerers", "timeout", "max_line_bytes", "record", "relay", "socket")
                 if (value := getattr(self, name)) is not None
             },
         )
@@ -102,6 +105,7 @@ class ChainOptions(msgspec.Struct, frozen=True):
             approval_label=approval_label,
             terminal_share=terminal_share,
             relay=self.relay,
+            socket=self.socket,
         )
         return build_chain(names, config, self.registry)
 

@@ -57,9 +57,10 @@ MAX_SESSIONS = 64
 _CLOSE_GRACE = 1.0
 
 
-def run_listen(options: ChainOptions, given: Path | None, environ: Mapping[str, str]) -> int:
+def run_listen(options: ChainOptions, environ: Mapping[str, str]) -> int:
     """``userq listen``, in the environment ``environ`` (a copy of
     os.environ): the exit status."""
+    given = options.socket
     path = socket_path(given, environ)
     # A listener asks its own terminal: a USERQ_RELAY exported for the
     # machines that relay here (shared dotfiles) must not send its questions
@@ -69,6 +70,11 @@ def run_listen(options: ChainOptions, given: Path | None, environ: Mapping[str, 
         if given is None and not environ.get(SOCKET_VARIABLE):
             private_directory(path)  # the default place: made and checked here
         chain = options.build_chain(here)
+        if "listener" in chain.names:
+            raise StartupError(
+                "userq listen cannot use the listener answerer: it would ask itself"
+                " (leave listener out of --answerers or USERQ_ANSWERERS)"
+            )
         claim(path)
     except (SocketPathError, StartupError, ListenError) as exc:
         print(f"userq: {exc}", file=sys.stderr)
