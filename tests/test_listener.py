@@ -24,6 +24,7 @@ from ptyterm import P, Term, answers_of, ask, question
 from test_listen import Holding, Listening, as_nobody, holding, shared_dir, strangers_socket
 
 from userq_cli._answerers._peer_link import GRACE
+from userq_cli._prompt.notify import announcement, notification_kind
 
 __all__ = ["holding", "shared_dir"]  # fixtures, used by name
 
@@ -68,7 +69,9 @@ def test_the_human_at_the_listener_answers_and_sees_who_asks(tmp_path: Path) -> 
                 go_ask("r1", agent={"id": "claude-code"}, via=["build-7"]),
                 ask("r2", question("name", "Release name?")),
             )
-            term.wait_for_all(f"{P} 1. Yes", "asked by claude-code", "1 more request waiting")
+            term.wait_for_all(
+                f"{P} 1. Yes", "asked by claude-code on build-7", "1 more request waiting"
+            )
             term.press("2")
             answer = serve.read()
             assert (answer["id"], answers_of(answer)) == ("r1", {"go": {"selected": ["No"]}})
@@ -331,3 +334,121 @@ def test_the_listener_gets_the_open_questions_as_the_caller_wrote_them(
         assert serve.wait() == 0
     # Both asks went over one connection; any other was a check that sent nothing.
     assert [len(s) for s in fake_listener.sessions if s] == [4]
+
+
+# --- the bell and the desktop notification -------------------------------------------
+
+# Caller text that would end an OSC early and start escapes of its own: a
+# title set, BEL, ST (C1 0x9c), a screen clear.
+HOSTILE_AGENT = "evil\x1b]0;pwned\x07\x9c\x1b[2J"
+
+
+def notification(raw: bytes, escape: bytes) -> str:
+    """The text of the one notification on the byte stream, after its bell."""
+    assert raw.count(escape) == 1, raw
+    start = raw.index(escape)
+    assert raw[start - 1 : start] == b"\x07"  # the bell rings first
+    end = raw.index(b"\x07", start + len(escape))  # the one BEL that ends it
+    return raw[start + len(escape) : end].decode()
+
+
+@pytest.mark.parametrize(
+    ("env", "escape"),
+    [
+        ({"TERM_PROGRAM": "iTerm.app"}, b"\x1b]9;"),
+        ({"VTE_VERSION": "7600"}, b"\x1b]777;notify;userq;"),
+    ],
+    ids=["osc9", "osc777"],
+)
+def test_a_request_rings_and_notifies_and_caller_text_stays_inert(
+    tmp_path: Path, env: dict[str, str], escape: bytes
+) -> None:
+    term = listening_term(tmp_path, env=env)
+    try:
+        with asker(tmp_path / "s") as serve:
+            serve.send(
+                {"type": "register", "agent": {"id": HOSTILE_AGENT}},
+                go_ask("r1", agent={"id": HOSTILE_AGENT}),
+            )
+            term.wait_for(f"{P} 1. Yes")
+            text = notification(bytes(term.raw), escape)
+            assert "pwned" in text and "Deploy?" in text
+            assert all(c >= " " and not "\x7f" <= c <= "\x9f" for c in text), text
+            assert b"\x1b]0;pwned" not in term.raw  # no title was set
+            term.press("\x1b")
+            assert error_of(serve.read())[0] == "ASK_CANCELLED"
+            serve.close_stdin()
+            assert serve.wait() == 0
+    finally:
+        term.close()
+
+
+def test_quiet_rings_no_bell_and_sends_no_notification(tmp_path: Path) -> None:
+    term = listening_term(tmp_path, "--quiet", env={"TERM_PROGRAM": "iTerm.app"})
+    try:
+        with asker(tmp_path / "s") as serve:
+            serve.send(go_ask("r1"))
+            term.wait_for(f"{P} 1. Yes")
+            term.press("1")
+            assert serve.read()["sources"] == {"go": "listener"}
+            serve.close_stdin()
+            assert serve.wait() == 0
+        assert b"\x07" not in term.raw and b"\x1b]9;" not in term.raw
+    finally:
+        term.close()
+
+
+def test_the_plain_prompt_shows_who_asks_and_what_waits_and_rings(tmp_path: Path) -> None:
+    term = listening_term(tmp_path, "--plain", env={"TERM_PROGRAM": "iTerm.app"})
+    try:
+        with asker(tmp_path / "s") as serve:
+            serve.send(ask("r0", question("name", "Release name?")))
+            term.wait_for("Release name?")
+            serve.send(
+                {"type": "register", "agent": {"id": "claude-code"}},
+                go_ask("r1", agent={"id": "claude-code"}, via=["build-7", "jump"]),
+                go_ask("r2"),
+            )
+            # Each arrival rings, also while another request is on screen.
+            term.wait_for(lambda _: bytes(term.raw).count(b"\x07\x1b]9;") == 3)
+            assert "claude-code on build-7 via jump asks: Deploy?" in bytes(term.raw).decode()
+            term.press("\x1b")
+            assert error_of(serve.read())[0] == "ASK_CANCELLED"
+            # The plain prompt says it above the request it shows.
+            term.wait_for_all(
+                "Question from claude-code on build-7 via jump", "(1 more request waiting)"
+            )
+            term.press("2", "\r")
+            assert serve.read()["id"] == "r1"
+            term.wait_for(lambda _: bytes(term.raw).count(b"Choose 1-2") == 2)  # r2's turn
+            term.press("1", "\r")
+            assert serve.read()["id"] == "r2"
+            serve.close_stdin()
+            assert serve.wait() == 0
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize(
+    ("environ", "kind"),
+    [
+        ({"TERM": "xterm-256color", "TERM_PROGRAM": "iTerm.app"}, "osc9"),
+        ({"TERM": "xterm-256color", "TERM_PROGRAM": "WezTerm"}, "osc9"),
+        ({"TERM": "xterm-kitty"}, "osc9"),
+        ({"TERM": "xterm-ghostty", "TERM_PROGRAM": "ghostty"}, "osc9"),
+        ({"TERM": "foot"}, "osc777"),
+        ({"TERM": "rxvt-unicode-256color"}, "osc777"),
+        ({"TERM": "xterm-256color", "VTE_VERSION": "7600"}, "osc777"),
+        ({"TERM": "xterm-256color"}, None),
+        ({"TERM": "tmux-256color", "TERM_PROGRAM": "tmux"}, None),
+        ({"TERM": "screen"}, None),
+    ],
+)
+def test_the_notification_escape_follows_the_terminal(
+    environ: dict[str, str], kind: str | None
+) -> None:
+    assert notification_kind(environ) == kind
+    sent = announcement(environ, "a; b\x1b\x07\x9c")
+    assert sent.startswith(b"\x07") and sent.count(b"\x07") == (1 if kind is None else 2)
+    if kind == "osc777":
+        assert sent.endswith(b";a, b\xe2\x90\x9b\xe2\x90\x87<U+009C>\x07")  # ; is its separator

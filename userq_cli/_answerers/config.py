@@ -86,3 +86,6 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: ``--socket``: the listener's socket (else USERQ_SOCKET in ``environ``,
     #: else the per-user default), for the listener answerer.
     socket: Path | None = None
+    #: The prompt announces each request that reaches it (a bell, a desktop
+    #: notification): ``userq listen`` without ``--quiet``.
+    notify: bool = False

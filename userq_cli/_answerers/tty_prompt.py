@@ -71,8 +71,10 @@ class TtyAnswerer(Answerer):
         recorder: Recorder | None = None,
         default_label: str | None = None,
         share: TerminalHold | None = None,
+        notify: bool = False,
     ) -> None:
         self._environ = dict(environ)
+        self._notify = notify
         self._plain = plain
         self._recorder = recorder
         self._default_label = default_label
@@ -98,6 +100,7 @@ class TtyAnswerer(Answerer):
             recorder=recorder,
             default_label=config.default_label,
             share=config.terminal_share,
+            notify=config.notify,
         )
 
     @property
@@ -127,12 +130,33 @@ class TtyAnswerer(Answerer):
         declined = self.answer_now(request, open_questions)
         if declined is not None:
             return declined
+        if self._notify:
+            self._announce(request, open_questions)
         async with self._my_turn():
             answers = await self._ask(request, open_questions)
         if answers and self._recorder is not None:
             agent = request.agent.id if request.agent else None
             self._recorder.add(agent, open_questions, answers)
         return dict(answers)
+
+    def _announce(
+        self, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
+    ) -> None:
+        """A request has arrived for the human: the bell, and a desktop
+        notification where the terminal shows them (``userq listen``)."""
+        from .._prompt.notify import announcement, origin
+
+        who = origin(request.agent.id if request.agent else None, _relayed_through(request))
+        text = f"{who} asks: {questions[0].question}" if who else questions[0].question
+        fd = open_terminal()
+        if fd is None:
+            return
+        try:
+            os.write(fd, announcement(self._environ, text))
+        except OSError:
+            pass  # a terminal going away shows up at the prompt
+        finally:
+            os.close(fd)
 
     @contextlib.asynccontextmanager
     async def _my_turn(self) -> AsyncIterator[None]:
@@ -191,6 +215,7 @@ class TtyAnswerer(Answerer):
             self._enter_guard = EnterGuard()
         info = RequestInfo(
             agent=request.agent.id if request.agent else None,
+            via=_relayed_through(request),
             waiting=lambda: self._waiting,
             default_label=self._default_label,
             enter_guard=self._enter_guard,
@@ -224,6 +249,15 @@ class TtyAnswerer(Answerer):
             qid: ExplicitAnswer(selected=list(answer.selected), custom=answer.custom)
             for qid, answer in answers.items()
         }
+
+
+def _relayed_through(request: AskUserQuestionRequest) -> tuple[str, ...]:
+    """The hosts the ask came through, without this one (a relay on this
+    machine names it too)."""
+    import socket
+
+    here = socket.gethostname()
+    return tuple(host for host in request.via or () if host != here)
 
 
 def _settings(fd: int) -> list[Any] | None:

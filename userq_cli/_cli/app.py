@@ -96,6 +96,13 @@ def serve(
 @chain_options()
 def listen(
     ctx: typer.Context,
+    quiet: Annotated[
+        bool,
+        typer.Option(
+            "--quiet",
+            help="No bell and no desktop notification when a question arrives.",
+        ),
+    ] = False,
 ) -> None:
     """Wait in this terminal for questions from elsewhere, and ask them here.
 
@@ -111,7 +118,7 @@ def listen(
     """
     from .._runtime.listen import run_listen
 
-    raise typer.Exit(run_listen(ChainOptions.given(ctx), dict(os.environ)))
+    raise typer.Exit(run_listen(ChainOptions.given(ctx), dict(os.environ), quiet=quiet))
 
 
 @app.command()

@@ -35,6 +35,7 @@ from .common import (
     run,
     untrusted,
 )
+from .notify import origin
 from .screen import Context, Nav, Screen
 from .select import SelectState, new_state, select_screen
 from .terminal import Terminal
@@ -57,6 +58,9 @@ class RequestInfo(msgspec.Struct):
     """What the status line says about the request as a whole."""
 
     agent: str | None = None
+    #: The hosts the request was relayed through, the first where it was
+    #: asked (the ask's ``via``, without this machine).
+    via: tuple[str, ...] = ()
     #: How many other requests wait behind this one (read at every redraw).
     waiting: Callable[[], int] = lambda: 0
     #: The option the cursor starts on wherever a question offers it, so
@@ -68,6 +72,17 @@ class RequestInfo(msgspec.Struct):
     #: The terminal's guard against the Enter of a "2, Enter" habit; the
     #: answerer passes one that outlives the request.
     enter_guard: EnterGuard = msgspec.field(default_factory=EnterGuard)
+
+    def who(self) -> str:
+        """Who asks, from where, as caller text (show it sanitized)."""
+        return origin(self.agent, self.via)
+
+    def waiting_text(self) -> str:
+        """ "2 more requests waiting", or "" when none waits."""
+        waiting = self.waiting()
+        if not waiting:
+            return ""
+        return f"{waiting} more request{'s' if waiting > 1 else ''} waiting"
 
 
 async def ask(
@@ -266,12 +281,13 @@ class _Flow:
 
     def _source(self) -> StyleAndTextTuples:
         out: StyleAndTextTuples = []
-        if self.info.agent:
-            out += [("class:source", "  asked by "), *untrusted(self.info.agent, "class:source")]
-        waiting = self.info.waiting()
+        who = self.info.who()
+        if who:
+            asked = "  asked by " if self.info.agent else "  asked from "
+            out += [("class:source", asked), *untrusted(who, "class:source")]
+        waiting = self.info.waiting_text()
         if waiting:
-            plural = "s" if waiting > 1 else ""
-            out.append(("class:source", f"  · {waiting} more request{plural} waiting"))
+            out.append(("class:source", f"  · {waiting}"))
         return out
 
 

@@ -57,8 +57,11 @@ async def _ask_all(
 ) -> dict[str, Answer]:
     answers: dict[str, Answer] = {}
     term.write("\n")
-    if info.agent:
-        term.write(f"Question{'s' * (len(questions) > 1)} from {clean(info.agent)}\n")
+    who, waiting = info.who(), info.waiting_text()
+    if who:
+        term.write(f"Question{'s' * (len(questions) > 1)} from {clean(who)}\n")
+    if waiting:
+        term.write(f"({waiting})\n")
     index, reviewing, count = 0, False, len(questions)
     while True:
         if index == count:

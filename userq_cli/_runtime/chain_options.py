@@ -89,6 +89,7 @@ class ChainOptions(msgspec.Struct, frozen=True):
         default_label: str | None = None,
         terminal_share: TerminalShare | None = None,
         approval_label: str | None = None,
+        notify: bool = False,
     ) -> Chain:
         """The answerer chain these options describe, in the environment
         ``environ`` (a copy: the answerers keep it); StartupError if they
@@ -106,6 +107,7 @@ class ChainOptions(msgspec.Struct, frozen=True):
             terminal_share=terminal_share,
             relay=self.relay,
             socket=self.socket,
+            notify=notify,
         )
         return build_chain(names, config, self.registry)
 

@@ -57,9 +57,10 @@ MAX_SESSIONS = 64
 _CLOSE_GRACE = 1.0
 
 
-def run_listen(options: ChainOptions, environ: Mapping[str, str]) -> int:
+def run_listen(options: ChainOptions, environ: Mapping[str, str], *, quiet: bool = False) -> int:
     """``userq listen``, in the environment ``environ`` (a copy of
-    os.environ): the exit status."""
+    os.environ): the exit status. Unless ``quiet``, each question that
+    reaches the prompt rings the bell (and sends a desktop notification)."""
     given = options.socket
     path = socket_path(given, environ)
     # A listener asks its own terminal: a USERQ_RELAY exported for the
@@ -69,7 +70,7 @@ def run_listen(options: ChainOptions, environ: Mapping[str, str]) -> int:
     try:
         if given is None and not environ.get(SOCKET_VARIABLE):
             private_directory(path)  # the default place: made and checked here
-        chain = options.build_chain(here)
+        chain = options.build_chain(here, notify=not quiet)
         if "listener" in chain.names:
             raise StartupError(
                 "userq listen cannot use the listener answerer: it would ask itself"
