@@ -6,7 +6,14 @@ from typing import Any
 
 import msgspec
 
-from .messages import PROTOCOL_VERSION, Request, Response
+from .messages import (
+    PROTOCOL_VERSION,
+    AskUserQuestionAnswer,
+    AskUserQuestionRequest,
+    ErrorBody,
+    Request,
+    Response,
+)
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
 # userq never writes null: an unset optional field is left out. Python models
@@ -55,3 +62,60 @@ def _absent_not_null(struct: dict[str, Any]) -> None:
 
 def schema_json() -> str:
     return msgspec.json.format(msgspec.json.encode(protocol_schema()), indent=2).decode() + "\n"
+
+
+# --- the MCP tool ask_user_question (`userq mcp`) ------------------------------
+
+
+def tool_input_schema() -> dict[str, Any]:
+    """The ``ask_user_question`` tool's arguments: an ask's ``questions``,
+    from the same types as the protocol, with each question's ``id``
+    optional (numbered q1, q2, ... by position). Inlined, without ``$ref``:
+    some MCP clients hand a tool's schema to a model as it is."""
+    _, defs = msgspec.json.schema_components(
+        (AskUserQuestionRequest,), ref_template="#/$defs/{name}"
+    )
+    item = defs["AskUserQuestionItem"]
+    item["required"] = [name for name in item["required"] if name != "id"]
+    item["properties"]["id"]["description"] = (
+        "Stable id of the question, the key of its answer. Optional here: a question"
+        " without one is q1, q2, ... by its position."
+    )
+    questions = _inlined(defs["AskUserQuestionRequest"]["properties"]["questions"], defs)
+    return {"type": "object", "properties": {"questions": questions}, "required": ["questions"]}
+
+
+def tool_output_schema() -> dict[str, Any]:
+    """The tool's ``structuredContent``: the protocol's answer line without
+    its ``type`` and ``id`` (``answers`` and ``sources``), or, for an error
+    result, ``{"error": ...}`` as the protocol's error line has it, without
+    ``line``."""
+    _, defs = msgspec.json.schema_components(
+        (AskUserQuestionAnswer, ErrorBody), ref_template="#/$defs/{name}"
+    )
+    for name in ("AskUserQuestionAnswerItem", "ErrorBody"):
+        _absent_not_null(defs[name])
+    answer = defs["AskUserQuestionAnswer"]["properties"]
+    error = _inlined(defs["ErrorBody"], defs)
+    del error["properties"]["line"]
+    return {
+        "type": "object",
+        "properties": {
+            "answers": _inlined(answer["answers"], defs),
+            "sources": _inlined(answer["sources"], defs),
+            "error": error,
+        },
+        "anyOf": [{"required": ["answers", "sources"]}, {"required": ["error"]}],
+    }
+
+
+def _inlined(node: Any, defs: dict[str, Any]) -> Any:
+    """``node`` with every ``$ref`` replaced by a copy of what it names."""
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            return _inlined(defs[ref.rsplit("/", 1)[1]], defs)
+        return {key: _inlined(value, defs) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inlined(value, defs) for value in node]
+    return node
