@@ -30,7 +30,7 @@ def test_version() -> None:
     assert result.stdout == f"userq {userq_cli.__version__}\n"
 
 
-@pytest.mark.parametrize("command", [[], ["serve"], ["schema"]])
+@pytest.mark.parametrize("command", [[], ["serve"], ["schema"], ["mcp"]])
 def test_every_command_has_help_with_an_example(command: list[str]) -> None:
     result = userq(*command, "--help")
     assert result.returncode == 0
@@ -89,6 +89,7 @@ def test_options_before_and_after_serve_combine(tmp_path: Path) -> None:
             "b.json: cannot read it: No such file or directory (from USERQ_ANSWERS_FILE)",
         ),
         (["--answerers", ""], {}, "names no answerer"),
+        (["--answerers", "env,elicit"], {}, "works only under `userq mcp`"),
         ([], {"USERQ_ANSWERERS": " , "}, "names no answerer"),
     ],
 )
@@ -146,7 +147,9 @@ def test_shell_completion_of_commands_and_options() -> None:
     assert "_userq_completion" in script and "complete " in script
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["ask", "--help"], ["serve", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--version"], ["ask", "--help"], ["serve", "--help"], ["mcp", "--help"]]
+)
 def test_help_and_version_do_not_load_the_loop_or_the_answerers(argv: list[str]) -> None:
     # Shell completion and --help run userq at every keypress: keep them light.
     probe = (
@@ -156,7 +159,8 @@ def test_help_and_version_do_not_load_the_loop_or_the_answerers(argv: list[str])
         "    runpy.run_module('userq_cli', run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in ('asyncio', 'prompt_toolkit', 'userq_cli._answerers.tty_prompt') if m in sys.modules]\n"
+        "heavy = [m for m in ('asyncio', 'prompt_toolkit', 'userq_cli._answerers.tty_prompt',"
+        " 'mcp', 'anyio', 'userq_cli._runtime.mcp_server') if m in sys.modules]\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
     python = str(Path(USERQ).parent / "python")
@@ -169,3 +173,28 @@ def test_help_and_version_do_not_load_the_loop_or_the_answerers(argv: list[str])
         check=False,
     )
     assert "HEAVY []" in result.stderr, result.stderr
+
+
+def test_mcp_without_the_extra_says_how_to_install_it() -> None:
+    # The SDK hidden, as in an install without the mcp extra.
+    probe = (
+        "import sys\n"
+        "sys.modules['mcp'] = None\n"
+        "sys.argv = ['userq', 'mcp']\n"
+        "from userq_cli._cli.entry import main\n"
+        "main()\n"
+    )
+    python = str(Path(USERQ).parent / "python")
+    result = subprocess.run(
+        [python, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "pip install 'userq[mcp]'" in result.stderr
+    assert "Traceback" not in result.stderr

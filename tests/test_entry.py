@@ -80,7 +80,7 @@ def test_a_terminal_or_completion_goes_to_typer() -> None:
     assert plain_serve_options([], {"_USERQ_COMPLETE": "bash_complete"}, False) is None
 
 
-HEAVY = ("asyncio", "typer", "pydantic", "prompt_toolkit")
+HEAVY = ("asyncio", "typer", "pydantic", "prompt_toolkit", "mcp", "anyio")
 
 
 def test_a_preseeded_session_loads_no_event_loop_and_no_typer(tmp_path: Path) -> None:

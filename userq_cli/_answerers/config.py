@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
-from typing import TYPE_CHECKING, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
 import msgspec
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from .._protocol.messages import AskUserQuestionRequest
 
 
 RELAY_VARIABLE = "USERQ_RELAY"
@@ -57,6 +59,33 @@ class TerminalHold(Protocol):
     def hold(self) -> AbstractAsyncContextManager[None]: ...
 
 
+class FormReply(msgspec.Struct, frozen=True):
+    """For the ``elicit`` answerer: what the MCP client's UI gave back, the
+    human's action and, on ``accept``, the form's content."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] | None = None
+
+
+class FormUnavailable(Exception):
+    """The client could not show the form (it answered the request with an
+    error); ``str()`` says why. The questions go on down the chain."""
+
+
+class FormAsker(Protocol):
+    """The MCP session an ask came on, as the runtime (`userq mcp`) gives it."""
+
+    def cannot_ask(self, request: AskUserQuestionRequest) -> str | None:
+        """Why no form can be shown for this ask (the client did not declare
+        the elicitation capability), or None when one can."""
+
+    async def ask_form(
+        self, request: AskUserQuestionRequest, message: str, schema: dict[str, Any]
+    ) -> FormReply:
+        """Show the form in the client's UI and wait for the human;
+        `FormUnavailable` if the client cannot."""
+
+
 class StartupError(Exception):
     """A setting that stops userq before it reads any request (exit status 2)."""
 
@@ -89,3 +118,6 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: The prompt announces each request that reaches it (a bell, a desktop
     #: notification): ``userq listen`` without ``--quiet``.
     notify: bool = False
+    #: Set by `userq mcp`: shows a form in the MCP client's own UI (the
+    #: ``elicit`` answerer's way to a human; without it, elicit cannot run).
+    form_asker: FormAsker | None = None

@@ -41,6 +41,7 @@ BUILT_IN: dict[str, tuple[str, str]] = {
     "relay": ("relay", "RelayAnswerer"),
     "listener": ("listener", "ListenerAnswerer"),
     "defaults": ("defaults", "DefaultsAnswerer"),
+    "elicit": ("elicit", "ElicitAnswerer"),
 }
 #: The built-in answerers by name: the registry of a run unless it is given
 #: another. Read-only: extend a copy (``{**ANSWERERS, "mine": factory}``).
@@ -49,10 +50,16 @@ ANSWERERS: Mapping[str, Factory] = MappingProxyType(
 )
 
 DEFAULT_ORDER = ("env", "file", "tty")
+#: `userq mcp`'s default chain: not tty, since the agent's own UI usually owns
+#: the terminal; a running `userq listen`, then the MCP client's own form.
+#: Each name only once it is registered ("listener" comes with its module).
+MCP_DEFAULT_ORDER = tuple(
+    name for name in ("env", "file", "listener", "elicit") if name in BUILT_IN
+)
 # Where --defaults and --relay put their answerer: policy answers what it may
 # without bothering anyone, and a human elsewhere (the relay) is asked
-# before the local terminal.
-_FLAG_ORDER = ("defaults", "relay", "tty")
+# before a human here (a listener, the MCP client's form, the terminal).
+_FLAG_ORDER = ("defaults", "relay", "listener", "elicit", "tty")
 
 
 def with_answerer(names: Sequence[str], name: str) -> list[str]:

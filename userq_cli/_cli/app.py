@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from .._answerers.registry import MCP_DEFAULT_ORDER
 from .._protocol.schema import schema_json
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
@@ -136,6 +137,51 @@ def attach(socket: SocketOption = None) -> None:
     from .._runtime.attach import attach as attach_to
 
     raise typer.Exit(attach_to(socket_path(socket, os.environ)))
+
+
+@app.command()
+@chain_options(default_order=MCP_DEFAULT_ORDER)
+def mcp(
+    ctx: typer.Context,
+    keepalive: Annotated[
+        float,
+        typer.Option(
+            "--keepalive",
+            metavar="SECONDS",
+            callback=lambda value: _positive_seconds(value),
+            help="While a call waits for a human, send the client a progress"
+            " notification this often, for clients that reset their timeout on"
+            " progress [default: 10].",
+            show_default=False,
+        ),
+    ] = 10.0,
+) -> None:
+    """Serve MCP on stdin and stdout: one tool, ask_user_question.
+
+    For MCP clients (Claude Code, Codex, Cursor, ...): each call's questions
+    go down the answerer chain as an ask sent to `userq serve` would, and
+    its answer or error is the tool's result. The default chain is
+    env,file,listener,elicit: preseeded answers, then a `userq listen`
+    running for this user, then a form in the MCP client's own UI (when the
+    client supports elicitation); tty only when named. Each client is the
+    agent named by its clientInfo.name, for [agents.NAME.answers] in an
+    answers file. A cancelled call withdraws its question; when the client
+    goes away, every pending question is withdrawn and userq exits 0.
+    Needs the mcp extra: pip install 'userq[mcp]'.
+
+    Example, registering userq with Claude Code:
+
+        claude mcp add userq -- userq mcp
+    """
+    from .mcp_command import run_mcp_command
+
+    raise typer.Exit(run_mcp_command(ChainOptions.given(ctx), keepalive, dict(os.environ)))
+
+
+def _positive_seconds(value: float) -> float:
+    if not value > 0:
+        raise typer.BadParameter("must be a number of seconds > 0")
+    return value
 
 
 @app.command()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -29,16 +29,22 @@ AnswersOption = Annotated[
         help="Preseeded answers, .toml or .json (repeatable; later files win).",
     ),
 ]
-AnswerersOption = Annotated[
-    str | None,
-    typer.Option(
-        "--answerers",
-        metavar="LIST",
-        envvar="USERQ_ANSWERERS",
-        help=f"Answerer chain, in order [default: {','.join(DEFAULT_ORDER)}].",
-        show_envvar=True,
-    ),
-]
+
+
+def _answerers_option(default_order: Sequence[str]) -> Any:
+    return Annotated[
+        str | None,
+        typer.Option(
+            "--answerers",
+            metavar="LIST",
+            envvar="USERQ_ANSWERERS",
+            help=f"Answerer chain, in order [default: {','.join(default_order)}].",
+            show_envvar=True,
+        ),
+    ]
+
+
+AnswerersOption = _answerers_option(DEFAULT_ORDER)
 TimeoutOption = Annotated[
     float | None,
     typer.Option(
@@ -137,14 +143,21 @@ Command = TypeVar("Command", bound=Callable[..., None])
 
 
 def chain_options(
-    *, max_line_bytes: bool = True, before: str | None = None
+    *,
+    max_line_bytes: bool = True,
+    before: str | None = None,
+    default_order: Sequence[str] = DEFAULT_ORDER,
 ) -> Callable[[Command], Command]:
     """Give a typer command the chain options: they join its signature (where
     typer reads its options) after its own parameters, or before the one
     named ``before``. The command reads them with `ChainOptions.given`, so
     they are not passed to it. Without ``max_line_bytes``, it has no
-    --max-line-bytes (it limits only what serve reads)."""
+    --max-line-bytes (it limits only what serve reads). ``default_order``:
+    the chain the command runs when none is named, for --answerers' help."""
     added = [p for p in _CHAIN_PARAMETERS if max_line_bytes or p.name != "max_line_bytes"]
+    if tuple(default_order) != DEFAULT_ORDER:
+        answerers = _parameter("answerers", _answerers_option(default_order), None)
+        added = [answerers if p.name == "answerers" else p for p in added]
     names = {p.name for p in added}
 
     def add(command: Command) -> Command:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from .._answerers.chain import Chain
-from .._answerers.config import ChainConfig, StartupError, path_of, relay_variable
+from .._answerers.config import ChainConfig, FormAsker, StartupError, path_of, relay_variable
 from .._answerers.registry import (
     ANSWERERS,
     DEFAULT_ORDER,
@@ -23,6 +23,7 @@ from .._answerers.registry import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     import typer
@@ -90,11 +91,16 @@ class ChainOptions(msgspec.Struct, frozen=True):
         terminal_share: TerminalShare | None = None,
         approval_label: str | None = None,
         notify: bool = False,
+        *,
+        default_order: Sequence[str] = DEFAULT_ORDER,
+        form_asker: FormAsker | None = None,
     ) -> Chain:
         """The answerer chain these options describe, in the environment
         ``environ`` (a copy: the answerers keep it); StartupError if they
-        are wrong."""
-        names = self._names(environ)
+        are wrong. ``default_order``: the chain when none is named (`userq
+        mcp` has its own); ``form_asker``: the MCP client's forms, for the
+        elicit answerer."""
+        names = self._names(environ, default_order)
         if self.answers and "file" not in names:
             raise StartupError("--answers needs the file answerer in --answerers")
         config = ChainConfig(
@@ -108,14 +114,15 @@ class ChainOptions(msgspec.Struct, frozen=True):
             relay=self.relay,
             socket=self.socket,
             notify=notify,
+            form_asker=form_asker,
         )
         return build_chain(names, config, self.registry)
 
-    def _names(self, environ: Mapping[str, str]) -> list[str]:
+    def _names(self, environ: Mapping[str, str], default_order: Sequence[str]) -> list[str]:
         """The chain: as named, or the default one; the flags --defaults and
         --relay add their answerer to either, USERQ_RELAY to the default."""
         given = self.answerers
-        names = parse_names(",".join(DEFAULT_ORDER) if given is None else given, self.registry)
+        names = parse_names(",".join(default_order) if given is None else given, self.registry)
         if self.defaults:
             names = with_answerer(names, "defaults")
         if self.relay is not None or (given is None and relay_variable(environ) is not None):

@@ -1,0 +1,29 @@
+"""``userq mcp``: the optional extra checked, then the MCP server run.
+
+The MCP SDK (and pydantic, anyio, starlette with it) is imported only here,
+when ``userq mcp`` runs: no other command pays for it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+
+from .._runtime.chain_options import ChainOptions
+from .._runtime.exit_status import ExitStatus
+
+INSTALL_HINT = (
+    "userq mcp needs the MCP SDK, which is not installed here: pip install 'userq[mcp]'"
+    " (into the environment userq runs from)"
+)
+
+
+def run_mcp_command(options: ChainOptions, keepalive: float, environ: Mapping[str, str]) -> int:
+    try:
+        import mcp  # noqa: F401 (only whether it imports)
+    except ImportError:
+        print(f"userq: {INSTALL_HINT}", file=sys.stderr)
+        return ExitStatus.USAGE
+    from .._runtime.mcp_server import run_mcp
+
+    return run_mcp(options, keepalive, environ)
