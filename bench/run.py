@@ -32,6 +32,7 @@ from common import (  # bench/ is on sys.path as a script
     jq,
     questionary_python,
 )
+from mcp_bench import bench_mcp_round_trip
 from pipe_bench import bench_cold_start, bench_memory, bench_throughput
 from prompt_bench import bench_big_list, bench_first_paint
 
@@ -65,6 +66,7 @@ def main() -> int:
         )
         rows.append(bench_first_paint(tmp, questionary, repeat=1 if quick else 15))
         rows += bench_big_list(tmp, questionary, repeat=1 if quick else 5, moves=2 if quick else 10)
+        rows.append(bench_mcp_round_trip(repeat=1 if quick else 7, calls=5 if quick else 200))
     print(table(rows, checked=not quick))
     print(f"\n{machine()}; {'--quick: targets not checked' if quick else ''}".rstrip("; "))
     return 0 if quick or all(row.met for row in rows) else 1
