@@ -12,8 +12,10 @@ import json
 import os
 import select
 import shlex
+import signal
 import subprocess
 import sys
+import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -245,6 +247,18 @@ def test_nobody_answering_is_no_provider() -> None:
         assert "USERQ_ANSWER_GO" in error["message"]
         assert "did not declare the elicitation capability" in error["message"]
         assert "Do not assume an answer" in text_of(result)
+
+    run(test)
+
+
+def test_a_client_without_forms_is_passed_over_and_the_chain_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "a.toml").write_text('[answers]\ngo = "Yes"\n')
+
+    async def test() -> None:
+        args = ("--answerers", "elicit,file", "--answers", str(tmp_path / "a.toml"))
+        async with mcp_client(*args) as client:
+            result = await client.ask(GO)
+        assert answered(result)["sources"] == {"go": "file"}
 
     run(test)
 
@@ -522,20 +536,28 @@ def marked(mark: str) -> list[int]:
 
 
 def assert_nothing_left(mark: str) -> None:
+    """Every process of ``mark`` ends within 2 s; one that does not is
+    killed, so that a failing test leaves nothing behind either."""
+    left = []
     for pid in marked(mark):
         try:
             fd = os.pidfd_open(pid)
         except ProcessLookupError:
             continue
         try:
-            assert select.select([fd], [], [], 2)[0], f"process {pid} is left running"
+            if not select.select([fd], [], [], 2)[0]:
+                left.append(pid)
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
         finally:
             os.close(fd)
+    assert not left, f"processes left running: {left}"
 
 
 def reporting_exit(argv: list[str], status: Path) -> list[str]:
-    """``argv`` run by a shell that writes its exit status to ``status``."""
-    return ["sh", "-c", f'"$@"; echo "$?" > {shlex.quote(str(status))}', "sh", *argv]
+    """``argv`` run by a shell that writes its exit status to the FIFO
+    ``status`` (opened read-write: the shell never blocks on it)."""
+    report = f'"$@"; s=$?; exec 3<>{shlex.quote(str(status))}; echo "$s" >&3'
+    return ["sh", "-c", report, "sh", *argv]
 
 
 def test_the_client_going_away_mid_wait_withdraws_and_leaves_nothing(
@@ -544,7 +566,7 @@ def test_the_client_going_away_mid_wait_withdraws_and_leaves_nothing(
     status = Fifo(tmp_path / "status")
     stderr = tmp_path / "stderr"
     argv = reporting_exit([*HOLDING_USERQ, "mcp", "--answerers", "hold"], status.path)
-    mark = tmp_path.name
+    mark = uuid.uuid4().hex
 
     async def call(client: Client) -> None:
         with pytest.raises(MCPError):  # the connection closed under it
@@ -564,8 +586,10 @@ def test_the_client_going_away_mid_wait_withdraws_and_leaves_nothing(
         # then the shell would have written nothing.
         assert await status.line(timeout=5) == "0"
 
-    run(test)
-    assert_nothing_left(mark)
+    try:
+        run(test)
+    finally:
+        assert_nothing_left(mark)
     assert "Traceback" not in stderr.read_text()
 
 
@@ -574,7 +598,7 @@ def test_a_client_that_vanishes_with_both_pipes_leaves_nothing_behind(
 ) -> None:
     status = Fifo(tmp_path / "status")
     stderr = tmp_path / "stderr"
-    mark = tmp_path.name
+    mark = uuid.uuid4().hex
     peer = " ".join(map(shlex.quote, [*HOLDING_USERQ, "serve", "--answerers", "hold"]))
     serve = [USERQ, "mcp", "--answerers", "relay", "--relay", peer, "--keepalive", "0.1"]
     client = subprocess.Popen(
@@ -598,5 +622,5 @@ def test_a_client_that_vanishes_with_both_pipes_leaves_nothing_behind(
     finally:
         client.kill()
         client.wait()
-    assert_nothing_left(mark)
+        assert_nothing_left(mark)
     assert stderr.read_text() == ""
