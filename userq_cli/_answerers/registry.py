@@ -52,10 +52,7 @@ ANSWERERS: Mapping[str, Factory] = MappingProxyType(
 DEFAULT_ORDER = ("env", "file", "tty")
 #: `userq mcp`'s default chain: not tty, since the agent's own UI usually owns
 #: the terminal; a running `userq listen`, then the MCP client's own form.
-#: Each name only once it is registered ("listener" comes with its module).
-MCP_DEFAULT_ORDER = tuple(
-    name for name in ("env", "file", "listener", "elicit") if name in BUILT_IN
-)
+MCP_DEFAULT_ORDER = ("env", "file", "listener", "elicit")
 # Where --defaults and --relay put their answerer: policy answers what it may
 # without bothering anyone, and a human elsewhere (the relay) is asked
 # before a human here (a listener, the MCP client's form, the terminal).
