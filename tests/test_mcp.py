@@ -624,3 +624,51 @@ def test_a_client_that_vanishes_with_both_pipes_leaves_nothing_behind(
         client.wait()
         assert_nothing_left(mark)
     assert stderr.read_text() == ""
+
+
+# --- a human at `userq listen`, asked by an MCP client -------------------------------
+
+
+def test_a_human_at_the_listener_answers_a_call_and_sees_the_client(tmp_path: Path) -> None:
+    # The two-pane recipe: `userq listen` in one terminal, the agent's
+    # `userq mcp` (default chain: env, file, listener, elicit) in another.
+    from test_listener import listening_term
+
+    from userq_cli._answerers._peer_link import GRACE
+
+    term = listening_term(tmp_path)
+    env = {"USERQ_SOCKET": str(tmp_path / "s")}
+
+    async def on_screen(*texts: str) -> None:
+        await anyio.to_thread.run_sync(lambda: term.wait_for_all(*texts))
+
+    async def test() -> None:
+        async with mcp_client(env=env, name="claude-code") as client:
+            results: list[types.CallToolResult] = []
+
+            async def call() -> None:
+                results.append(await client.ask(GO))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(call)
+                await on_screen("Deploy to production?", "asked by claude-code", "1. Yes")
+                term.press("2")
+            assert answered(results[0]) == {
+                "answers": [{"id": "go", "selected": ["No"]}],
+                "sources": {"go": "listener"},
+            }
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(client.ask, GO)
+                await on_screen("Deploy to production?", "1. Yes")
+                tg.cancel_scope.cancel()  # the SDK sends notifications/cancelled
+            # Off the screen by the cancel itself, sooner than a hung listener
+            # would be dropped.
+            timeout = GRACE.cancel - 1
+            await anyio.to_thread.run_sync(lambda: term.wait_gone("Deploy to production?", timeout))
+
+    try:
+        run(test)
+        term.press("\x03")
+        assert term.wait_exit() == 130
+    finally:
+        term.close()
