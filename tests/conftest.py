@@ -1,13 +1,21 @@
 """The figures the hardening tests report (lines fuzzed, asks checked, ...).
 
-A test takes the ``figure`` fixture and calls it with one line of text; the
-lines are printed in a "figures" section at the end of every pytest run, so
-CI's log shows how much each property was exercised, with -q too. Also
-the suite's hypothesis profile.
+Two ways to report one, both printed in a "figures" section at the end of
+every pytest run, so CI's log shows how much each property was exercised,
+with -q too:
+
+- ``figure``: a test that does the work alone calls it with one line of text.
+- ``tally``: a figure that many tests (or the cases of one parametrized test)
+  add to. Each case calls it once, after its last assert, so only the cases
+  that passed count and no test depends on another's having run; the totals
+  are printed at the end.
+
+Also the suite's hypothesis profile.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 import pytest
@@ -20,6 +28,9 @@ settings.register_profile("userq", parent=settings(), deadline=None)
 settings.load_profile("userq")
 
 _FIGURES: list[str] = []
+# figure -> (how many cases, dimension -> label -> how many cases), in the
+# order first seen.
+_TALLIES: dict[str, tuple[Counter[str], dict[str, Counter[str]]]] = {}
 
 
 @pytest.fixture
@@ -30,8 +41,35 @@ def figure(request: pytest.FixtureRequest) -> Callable[[str], None]:
     return report
 
 
+@pytest.fixture
+def tally() -> Callable[..., None]:
+    """``tally(figure, **labels)``: one more passing case for ``figure``,
+    counted under each label, e.g. ``tally(FIGURE, signal="SIGINT",
+    state="prompt up")``. Printed as ``figure: N cases (signal: SIGINT 3,
+    SIGTERM 3; state: prompt up 3, ...)``."""
+
+    def count(figure: str, **labels: str) -> None:
+        cases, dimensions = _TALLIES.setdefault(figure, (Counter(), {}))
+        cases["all"] += 1
+        for dimension, label in labels.items():
+            dimensions.setdefault(dimension, Counter())[label] += 1
+
+    return count
+
+
+def _tally_line(figure: str, cases: Counter[str], dimensions: dict[str, Counter[str]]) -> str:
+    parts = [
+        f"{dimension.replace('_', ' ')}: "
+        + ", ".join(f"{label} {n}" for label, n in labels.items())
+        for dimension, labels in dimensions.items()
+    ]
+    n = cases["all"]
+    return f"{figure}: {n} case{'s' * (n != 1)}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if _FIGURES:
+    lines = _FIGURES + [_tally_line(figure, *counts) for figure, counts in _TALLIES.items()]
+    if lines:
         terminalreporter.section("figures")
-        for line in _FIGURES:
+        for line in lines:
             terminalreporter.write_line(line)

@@ -22,6 +22,8 @@ from userq_cli._protocol.errors import UserQuestionError
 from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionOption
 
 HELLO = {"type": "hello"}
+#: The figure the startup-error tests add to (conftest.py: tally).
+FIGURE = "broken answers files and variables, each a startup error naming its source"
 DEEP = "[" * 5000 + "]" * 5000
 
 
@@ -117,7 +119,9 @@ def assert_startup_error(result: object, needles: list[str]) -> None:
 
 @pytest.mark.parametrize("name", FILES)
 @pytest.mark.parametrize("given_by", ["--answers", "USERQ_ANSWERS_FILE"])
-def test_broken_answers_file(tmp_path: Path, name: str, given_by: str) -> None:
+def test_broken_answers_file(
+    tmp_path: Path, name: str, given_by: str, tally: Callable[..., None]
+) -> None:
     make, needle = FILES[name]
     path = make(tmp_path)
     if given_by == "--answers":
@@ -127,19 +131,14 @@ def test_broken_answers_file(tmp_path: Path, name: str, given_by: str) -> None:
         result = run_userq([HELLO], env={"USERQ_ANSWERS_FILE": str(path)})
         needles = [f"answers file {path}", needle, "(from USERQ_ANSWERS_FILE)"]
     assert_startup_error(result, needles)
+    tally(FIGURE, given_by=given_by)
 
 
 @pytest.mark.parametrize("name", VARIABLES)
-def test_broken_variable(name: str) -> None:
+def test_broken_variable(name: str, tally: Callable[..., None]) -> None:
     env, needle = VARIABLES[name]
     assert_startup_error(run_userq([HELLO], env=env), ["environment variable", needle])
-
-
-def test_preseed_figure(figure: Callable[[str], None]) -> None:
-    figure(
-        f"{2 * len(FILES)} broken answers files (each by --answers and USERQ_ANSWERS_FILE)"
-        f" and {len(VARIABLES)} broken variables: each a startup error naming its source"
-    )
+    tally(FIGURE, given_by="a variable")
 
 
 # --- no value answers a question it does not fit ----------------------------------

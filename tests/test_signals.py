@@ -23,7 +23,8 @@ from ptyterm import Term, ask, error_code, question
 from test_pending_asks import Held
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]
-TRIED: list[str] = []
+#: The figure every case adds to once it passed (conftest.py: tally).
+FIGURE = "signal cases: every pending ask aborted, userq exited 128 + N"
 
 
 def colours(rid: str, text: str) -> dict[str, Any]:
@@ -70,7 +71,9 @@ class ShellSession:
 
 @pytest.mark.parametrize("state", ["prompt up", "asks queued"])
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
-def test_signal_at_the_terminal(tmp_path: Path, signum: int, state: str) -> None:
+def test_signal_at_the_terminal(
+    tmp_path: Path, signum: int, state: str, tally: Callable[..., None]
+) -> None:
     session = ShellSession(tmp_path)
     asks = [colours("r1", "On screen?")]
     if state == "asks queued":
@@ -85,11 +88,13 @@ def test_signal_at_the_terminal(tmp_path: Path, signum: int, state: str) -> None
     assert after == before  # byte for byte
     assert "On screen?" not in session.term.text  # the prompt was erased
     assert b"Traceback" not in session.term.raw
-    TRIED.append(f"{signal.Signals(signum).name} with the {state}")
+    tally(FIGURE, signal=signal.Signals(signum).name, state=state)
 
 
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
-def test_signal_in_the_middle_of_writing_a_response(tmp_path: Path, signum: int) -> None:
+def test_signal_in_the_middle_of_writing_a_response(
+    tmp_path: Path, signum: int, tally: Callable[..., None]
+) -> None:
     # A 1 MiB answer cannot fit in the 64 KiB pipe: once the test has read
     # its first 4 KiB, userq is blocked inside the write when the signal comes.
     text = "long answer " * (1 << 17)
@@ -116,10 +121,10 @@ def test_signal_in_the_middle_of_writing_a_response(tmp_path: Path, signum: int)
         }
         assert held.wait() == 128 + signum
         assert "Traceback" not in held.stderr()
-    TRIED.append(f"{signal.Signals(signum).name} in the middle of a 1 MiB response")
+    tally(FIGURE, signal=signal.Signals(signum).name, state="half of a 1 MiB response written")
 
 
-def test_hangup_on_the_terminal_is_sighup(tmp_path: Path) -> None:
+def test_hangup_on_the_terminal_is_sighup(tmp_path: Path, tally: Callable[..., None]) -> None:
     requests, answers, errors = tmp_path / "requests", tmp_path / "answers", tmp_path / "errors"
     os.mkfifo(requests)
     os.mkfifo(answers)
@@ -143,10 +148,4 @@ def test_hangup_on_the_terminal_is_sighup(tmp_path: Path) -> None:
         os.close(writer)
         os.close(reader)
         term.close()
-    TRIED.append("hang-up of the terminal with a prompt up and an ask queued")
-
-
-def test_signals_figure(figure: Callable[[str], None]) -> None:
-    # Runs after the cases above (file order); each case adds itself when it passed.
-    assert len(TRIED) == 3 * 2 + 3 + 1, TRIED
-    figure(f"{len(TRIED)} signal cases tried: " + "; ".join(TRIED))
+    tally(FIGURE, signal="SIGHUP", state="terminal hung up")
