@@ -22,6 +22,7 @@ HARNESS = str(Path(__file__).with_name("atheris_harness.py"))
 RUNS = 300_000
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(660)  # over the run's own 600 s
 def test_atheris_session(tmp_path: Path, figure: Callable[[str], None]) -> None:
     if importlib.util.find_spec("atheris") is None:

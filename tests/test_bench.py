@@ -18,6 +18,7 @@ BENCH = Path(__file__).parent.parent / "bench" / "run.py"
 ROWS = 8
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(660)  # over the run's own 600 s: the suite-wide 120 s would cut it
 def test_quick_run_measures_every_row() -> None:
     result = subprocess.run(

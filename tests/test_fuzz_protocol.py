@@ -75,6 +75,7 @@ def attribute(
     assert mine == []
 
 
+@pytest.mark.slow  # 100,000 lines through the executable: over 10 s
 @pytest.mark.timeout(360)  # over the run's own 300 s
 def test_the_executable_survives_hostile_lines(
     tmp_path: Path, figure: Callable[[str], None]

@@ -686,6 +686,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow  # builds the wheel
 @pytest.mark.timeout(480)  # the session's wheel is built here (pip wheel: 300 s)
 def test_wheel_installs_the_pages(wheel: Path) -> None:
     data = f"userq-{userq_cli.__version__}.data/data/"
@@ -696,6 +697,7 @@ def test_wheel_installs_the_pages(wheel: Path) -> None:
             assert f"{data}{target}," in record
 
 
+@pytest.mark.slow  # builds the wheel (or takes it from the test above), installs it
 @pytest.mark.timeout(480)  # the wheel may be built here, then installed
 def test_man_finds_the_pages_after_pip_install(wheel: Path, tmp_path: Path) -> None:
     """Installed into a fresh venv, the pages are where man-db looks: it derives
