@@ -16,6 +16,7 @@ import pytest
 from ptyterm import (
     DOWN,
     ENTER,
+    TIMEOUT,
     P,
     Session,
     answers_of,
@@ -67,13 +68,17 @@ def test_cancel_of_the_request_on_screen(tmp_path: Path) -> None:
 
 
 def test_timeout_of_the_request_on_screen(tmp_path: Path) -> None:
+    # The ask's clock starts when userq reads it, before the prompt is drawn
+    # (in about 0.1 s): 5 s leave the paint, and the test's reading of it,
+    # ample room on a busy machine. The paint is awaited first, within the
+    # ask's own time; then the timeout, with a deadline.
+    seconds = 5
     with Session(tmp_path) as session:
-        # Long enough for the prompt to be drawn and read on a busy machine.
-        session.send(colours("r1", timeout=3))
-        session.term.wait_for("3. Blue")
-        response = session.read(timeout=15)
+        session.send(colours("r1", timeout=seconds))
+        session.term.wait_for_all("Favourite colour?", "3. Blue", timeout=seconds)
+        response = session.read(timeout=seconds + TIMEOUT)
         assert response["id"] == "r1" and error_code(response) == "ASK_ABORTED"
-        assert "3 seconds" in response["error"]["message"]
+        assert response["error"]["message"] == f"no answer within {seconds} seconds"
         session.term.wait_gone("Favourite colour?")
 
 
