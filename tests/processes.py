@@ -195,12 +195,15 @@ def loaded_modules(
     preload: str = "",
 ) -> tuple[set[str], bytes]:
     """Which of ``watched`` a real userq run (in a new session) had imported
-    when it exited, and its stdout. ``preload``: code run before userq."""
+    when it exited, and its stdout. ``preload``: code run before userq.
+    Never under coverage (.ci/run): the tracer's own imports (pathlib) are
+    not userq's."""
+    unmeasured = {k: v for k, v in clean_env(env).items() if not k.startswith("COVERAGE_")}
     result = subprocess.run(
         probe_argv(watched, *args, preload=preload),
         input=stdin,
         capture_output=True,
-        env=clean_env(env),
+        env=unmeasured,
         start_new_session=True,
         timeout=60,
         check=False,
