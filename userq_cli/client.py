@@ -44,6 +44,7 @@ from ._protocol.client_endpoint import (
     ClientEndpoint,
     ErrorReceived,
     Event,
+    Held,
     HelloReceived,
     HelloRefused,
     ProtocolViolation,
@@ -72,6 +73,9 @@ PathArg = str | os.PathLike[str]
 
 #: Seconds userq gets to exit after EOF, and again after SIGTERM, before SIGKILL.
 _EXIT_GRACE = 5.0
+#: Seconds a cancelled `ask` waits for userq's reply to its cancel (its prompt
+#: erased) before it gives the cancellation back to its caller.
+_CANCEL_REPLY = 2.0
 _T = TypeVar("_T")
 
 
@@ -131,8 +135,9 @@ class AsyncSession:
 
     Asks run concurrently; each gets a unique id unless given one, and
     responses are matched to asks by id. Cancelling a task that awaits `ask`
-    sends ``cancel`` for its id (so userq takes its prompt down) and drops the
-    response when it comes; `cancel` ends an ask with ``ASK_ABORTED`` instead.
+    sends ``cancel`` for its id and waits up to two seconds for userq's reply,
+    so that its prompt is off the screen when the cancellation reaches the
+    caller; `cancel` ends an ask with ``ASK_ABORTED`` instead.
     If userq dies, pending and later asks raise ``ASK_ABORTED`` saying how.
 
     The options are those of ``userq serve``; ``timeout`` is its default
@@ -226,9 +231,24 @@ class AsyncSession:
         except asyncio.CancelledError:
             if self._asks.pop(held.ask_id, None) is future and self._ended is None:
                 # userq still has it: take it back, and drop its response.
-                self._endpoint.cancel(held)
-                self._flush()
+                await self._withdraw(held)
             raise
+
+    async def _withdraw(self, held: Held) -> None:
+        """Send ``cancel`` for a held ask and wait, a little, for userq's
+        reply: by then its prompt is off the screen, so the caller's next
+        output cannot land in the middle of the prompt being erased."""
+        reply: asyncio.Future[AskUserQuestionAnswer] = asyncio.get_running_loop().create_future()
+        self._asks[held.ask_id] = reply
+        self._endpoint.cancel(held)
+        self._flush()
+        try:
+            await asyncio.wait([reply], timeout=_CANCEL_REPLY)
+        finally:
+            if self._asks.get(held.ask_id) is reply:
+                del self._asks[held.ask_id]  # a reply later than that is dropped
+            if reply.done() and not reply.cancelled():
+                reply.exception()  # ASK_ABORTED, as expected: retrieved, not raised
 
     async def cancel(self, ask_id: str) -> None:
         """End a pending ask: its `ask` raises ``ASK_ABORTED``. Unknown ids are ignored."""
