@@ -7,12 +7,15 @@ answerer then declines, exactly as on a CI machine, wherever the tests run.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import selectors
+import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -23,11 +26,17 @@ USERQ = str(SCRIPTS / "userq")
 
 # Variables userq reads; tests start from an environment without any of them.
 _USERQ_PREFIXES = ("USERQ_", "NO_COLOR")
+# The tests' own runtime directory, where the default listener socket is: a
+# `userq listen` that the person running the tests has open (in
+# $XDG_RUNTIME_DIR, or /tmp/userq-UID) must never be asked by a test's chain.
+_RUNTIME = tempfile.mkdtemp(prefix="userq-tests-")
+atexit.register(shutil.rmtree, _RUNTIME, ignore_errors=True)
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_USERQ_PREFIXES)}
     env["PATH"] = f"{SCRIPTS}{os.pathsep}{env.get('PATH', '')}"
+    env["XDG_RUNTIME_DIR"] = _RUNTIME
     env.update(extra or {})
     return env
 

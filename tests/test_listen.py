@@ -471,3 +471,22 @@ def test_a_bulk_batch_through_attach_does_not_stall(tmp_path: Path) -> None:
         assert all(r["answers"][0]["custom"] == long_text for r in got)
     finally:
         listening.close()
+
+
+def test_the_default_socket_is_found_without_xdg_runtime_dir(tmp_path: Path) -> None:
+    # MCP clients start `userq mcp` with a handful of variables: without
+    # XDG_RUNTIME_DIR it still finds the listener its user started in a
+    # shell, in the login manager's /run/user/UID.
+    from userq_cli._answerers.socket_path import socket_path
+
+    mine = tmp_path / str(os.getuid())
+    with_variable = socket_path(None, {"XDG_RUNTIME_DIR": str(mine)}, run_user=tmp_path)
+    assert (
+        socket_path(None, {}, run_user=tmp_path)
+        == Path("/tmp") / f"userq-{os.getuid()}" / "listen.sock"
+    )
+    mine.mkdir()
+    assert (
+        socket_path(None, {}, run_user=tmp_path) == with_variable == mine / "userq" / "listen.sock"
+    )
+    assert socket_path(None, {"USERQ_SOCKET": "s"}, run_user=tmp_path) == Path("s")

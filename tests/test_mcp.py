@@ -23,6 +23,7 @@ from typing import Any
 import anyio
 import jsonschema
 import mcp.types as types
+import pexpect
 import pytest
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
@@ -420,6 +421,9 @@ def test_the_clients_form_answers_every_kind_of_question() -> None:
         assert properties["checks"]["items"]["anyOf"][0] == {"const": "lint", "title": "lint"}
         assert properties["name"] == {"title": "Project name?", "type": "string"}
         assert properties["db.other"]["type"] == "string"
+        # With one choice, the text replaces it; with several, it joins them.
+        assert "replaces any choice" in properties["db.other"]["description"]
+        assert "beside the choices" in properties["checks.other"]["description"]
         assert "name.other" not in properties  # Other only where there are options
         assert not form.requested_schema.get("required")
         assert all("default" not in p for p in properties.values())
@@ -672,3 +676,14 @@ def test_a_human_at_the_listener_answers_a_call_and_sees_the_client(tmp_path: Pa
         assert term.wait_exit() == 130
     finally:
         term.close()
+
+
+def test_typed_at_a_terminal_it_says_what_it_is_for() -> None:
+    child = pexpect.spawn(USERQ, ["mcp"], env=clean_env(), timeout=30, encoding="utf-8")
+    try:
+        child.expect("for an MCP client to start")
+        child.sendintr()
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 130

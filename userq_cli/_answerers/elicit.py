@@ -37,6 +37,11 @@ from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import Answerer
 from .config import ChainConfig, FormAsker, FormUnavailable, StartupError
 
+#: What an "Other" field says it is: with one choice, typed text replaces the
+#: choice (the protocol's rule); with several, it is one more.
+_OTHER_INSTEAD = "Your own answer, typed instead of a choice (it replaces any choice made)."
+_OTHER_BESIDE = "Your own answer, typed beside the choices ticked."
+
 
 class ElicitAnswerer(Answerer):
     name = "elicit"
@@ -119,7 +124,7 @@ class Form:
                 properties[self.other[question.id]] = {
                     "type": "string",
                     "title": f"{_title(question)}: Other",
-                    "description": "Your own answer, typed instead of (or beside) a choice.",
+                    "description": _OTHER_BESIDE if question.multi_select else _OTHER_INSTEAD,
                 }
         self.schema: dict[str, Any] = {"type": "object", "properties": properties}
 

@@ -24,15 +24,32 @@ class SocketPathError(Exception):
     """The socket's directory is missing and cannot be made, or is not safe."""
 
 
-def socket_path(given: Path | None, environ: Mapping[str, str]) -> Path:
+#: Where the login manager makes each user's runtime directory (UID below it).
+RUN_USER = Path("/run/user")
+
+
+def socket_path(given: Path | None, environ: Mapping[str, str], run_user: Path = RUN_USER) -> Path:
     """``--socket``, else USERQ_SOCKET, else the per-user default."""
     if given is not None:
         return given
     if environ.get(SOCKET_VARIABLE):
         return Path(environ[SOCKET_VARIABLE])
-    runtime = environ.get("XDG_RUNTIME_DIR")
+    runtime = environ.get("XDG_RUNTIME_DIR") or _login_runtime_directory(run_user)
     base = Path(runtime) / "userq" if runtime else Path("/tmp") / f"userq-{os.getuid()}"
     return base / _NAME
+
+
+def _login_runtime_directory(run_user: Path) -> str | None:
+    """/run/user/UID, which the login manager makes for each user and names
+    in XDG_RUNTIME_DIR: found without the variable, so that a program whose
+    environment was trimmed (MCP clients start their servers with a handful
+    of variables) still meets the listener its user started in a shell."""
+    path = run_user / str(os.getuid())
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return str(path) if info.st_uid == os.getuid() else None
 
 
 def private_directory(path: Path) -> None:

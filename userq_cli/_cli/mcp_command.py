@@ -26,4 +26,11 @@ def run_mcp_command(options: ChainOptions, keepalive: float, environ: Mapping[st
         return ExitStatus.USAGE
     from .._runtime.mcp_server import run_mcp
 
+    if sys.stdin.isatty():
+        # Typed at a shell, it would wait in silence for JSON-RPC.
+        print(
+            "userq: userq mcp serves the Model Context Protocol on stdin and stdout, for an"
+            " MCP client to start (see 'For MCP clients' in the README); Ctrl-C to stop",
+            file=sys.stderr,
+        )
     return run_mcp(options, keepalive, environ)

@@ -120,8 +120,9 @@ _ADVICE = {
         " Fix it and call again."
     ),
     "BAD_ANSWER": (
-        "An answer preseeded for this question does not fit it: the human's setup is"
-        " wrong, not your call. Do not assume an answer; report the message."
+        "An answer given for this question does not fit it (the message names where it"
+        " came from: a preseeded answer, a form, a relay): not your call's fault. Do not"
+        " assume an answer; report the message."
     ),
     "INTERNAL_ERROR": "A bug in userq. Do not assume an answer; report the message.",
 }
