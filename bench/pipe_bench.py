@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from common import ENV, HERE, USERQ, Row, alternate, jq, not_run, run, wall_time
+from varied_asks import expected_answer, write_varied_asks
 
 # One question, two options, about 300 bytes a line: a typical agent's ask.
 _ASK = (
@@ -70,20 +71,48 @@ def bench_cold_start(tmp: Path, repeat: int) -> Row:
 
 
 def bench_throughput(tmp: Path, count: int, repeat: int) -> list[Row]:
+    """One ask, repeated with a new ask id and build number on every line,
+    answered from an answers file."""
     answers = tmp / "answers.toml"
     answers.write_text(ANSWERS)
     asks = write_asks(tmp / f"asks-{count}.jsonl", count)
     check_answers(answers, write_asks(tmp / "sample.jsonl", 1000))
+    name = f"throughput: {count:,} asks through one userq"
+    return _throughput(name, userq_argv(answers), asks, count, repeat)
+
+
+def bench_varied_throughput(tmp: Path, count: int, repeat: int) -> list[Row]:
+    """Asks that never repeat (`varied_asks`), answered by the defaults policy."""
+    argv = [USERQ, "--defaults"]
+    asks = write_varied_asks(tmp / f"varied-{count}.jsonl", count)
+    check_varied_answers(argv, write_varied_asks(tmp / "varied-sample.jsonl", 2000))
+    name = f"throughput: {count:,} different asks through one userq --defaults"
+    return _throughput(name, argv, asks, count, repeat)
+
+
+def check_varied_answers(argv: list[str], asks: Path) -> None:
+    """Every response of the sample is the one the defaults policy gives."""
+    with asks.open("rb") as source:
+        result = subprocess.run(argv, stdin=source, capture_output=True, env=ENV, check=True)
+    requests = [json.loads(line) for line in asks.read_bytes().splitlines()]
+    responses = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(responses) == len(requests), "one response per ask"
+    for request, response in zip(requests, responses, strict=True):
+        assert response == expected_answer(request), (request, response)
+
+
+def _throughput(name: str, argv: list[str], asks: Path, count: int, repeat: int) -> list[Row]:
+    """userq's rate against jq's and the floor's (`floor.py`), on the same
+    input, in the same run."""
     jq_path = jq()
     mine_samples, jq_samples, floor_samples = [], [], []
     for _ in range(repeat):  # userq, jq and the floor take turns
-        mine_samples.append(wall_time(userq_argv(answers), stdin=asks))
+        mine_samples.append(wall_time(argv, stdin=asks))
         if jq_path:
             jq_samples.append(wall_time([jq_path, "-c", "."], stdin=asks))
         floor_samples.append(wall_time([sys.executable, str(HERE / "floor.py")], stdin=asks))
     mine = count / statistics.median(mine_samples)
     floor = count / statistics.median(floor_samples)
-    name = f"throughput: {count:,} asks through one userq"
     rows = []
     if jq_path:
         reference = count / statistics.median(jq_samples)
@@ -141,4 +170,11 @@ def _rate(per_second: float) -> str:
     return f"{per_second / 1000:.0f}k lines/s"
 
 
-__all__ = ["bench_cold_start", "bench_memory", "bench_throughput", "run", "time"]
+__all__ = [
+    "bench_cold_start",
+    "bench_memory",
+    "bench_throughput",
+    "bench_varied_throughput",
+    "run",
+    "time",
+]

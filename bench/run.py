@@ -33,7 +33,12 @@ from common import (  # bench/ is on sys.path as a script
     questionary_python,
 )
 from mcp_bench import bench_mcp_round_trip
-from pipe_bench import bench_cold_start, bench_memory, bench_throughput
+from pipe_bench import (
+    bench_cold_start,
+    bench_memory,
+    bench_throughput,
+    bench_varied_throughput,
+)
 from prompt_bench import bench_big_list, bench_first_paint
 
 
@@ -56,6 +61,7 @@ def main() -> int:
         tmp = Path(name)
         rows = [bench_cold_start(tmp, repeat=3 if quick else 21)]
         rows += bench_throughput(tmp, 2_000 if quick else 200_000, repeat=1 if quick else 5)
+        rows += bench_varied_throughput(tmp, 2_000 if quick else 200_000, repeat=1 if quick else 5)
         rows.append(
             bench_memory(
                 tmp,

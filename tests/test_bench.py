@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).parent.parent / "bench" / "run.py"
-ROWS = 8
+ROWS = 10
 
 
 @pytest.mark.slow
