@@ -237,6 +237,10 @@ class HelloResponse(Message, tag="hello", kw_only=True):
 Response = AskUserQuestionAnswer | ErrorResponse | HelloResponse
 
 _encoder = msgspec.json.Encoder()
+#: The encoder's own ``encode_into(message, buffer, offset)``, for the one
+#: place that calls it for every answer (`Server`): `encode_line_into` is
+#: this and a LF, and a Python call more.
+encode_into = _encoder.encode_into
 
 
 def encode_line(message: Message) -> bytes:

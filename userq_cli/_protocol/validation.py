@@ -173,6 +173,23 @@ def check_unique(request: AskUserQuestionRequest) -> None:
         raise BadLine(problem, request.id)
 
 
+def passes_stateless_checks(request: AskUserQuestionRequest) -> bool:
+    """Whether `check_unique`, `check_not_empty` and `check_intents` would
+    all pass, found in one pass for the usual ask (questions with distinct
+    ids and labels, and no intent). False only says that they must be made,
+    in the order of the codes: an intent, valid or not, is left to them."""
+    questions = request.questions
+    if len(questions) == 1:  # most asks: `_distinct_labels` in line
+        question = questions[0]
+        return question.intent is None and _distinct_labels(question)
+    ids = set()
+    for question in questions:
+        if question.intent is not None or not _distinct_labels(question):
+            return False
+        ids.add(question.id)
+    return 1 < len(ids) == len(questions)
+
+
 def _distinct_labels(question: AskUserQuestionItem) -> bool:
     options = question.options
     return not options or len({looks_like_key(o.label) for o in options}) == len(options)
