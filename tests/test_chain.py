@@ -2,14 +2,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 import pytest
 
-from userq_cli._answerers.chain import ASK_DEADLINE, Answerer, Chain, remaining_seconds
+from userq_cli._answerers.chain import (
+    ASK_DEADLINE,
+    Answerer,
+    Chain,
+    NeverWaits,
+    remaining_seconds,
+)
 from userq_cli._answerers.config import ChainConfig
-from userq_cli._protocol.answer_values import AnswerValue
+from userq_cli._protocol.answer_values import AnswerValue, ExplicitAnswer
 from userq_cli._protocol.errors import UserQuestionError
 from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
 from userq_cli._protocol.validation import parse_request
@@ -84,6 +90,91 @@ def test_a_bad_answer_stops_the_chain() -> None:
         asyncio.run(Chain([Fixed("env", {"a": "z"}), later]).run(request()))
     assert info.value.code == "BAD_ANSWER"
     assert later.saw == []
+
+
+class FixedNow(NeverWaits):
+    """`Fixed`, answering at once, as env, files and the defaults policy do."""
+
+    def __init__(
+        self, name: str, values: Mapping[str, AnswerValue], *, nothing: bool = False
+    ) -> None:
+        self.name = name  # type: ignore[misc]  # one class, several names
+        self.values = values
+        self.nothing = nothing
+        self.saw: list[list[str]] = []
+
+    @classmethod
+    def from_config(cls, config: ChainConfig) -> FixedNow:
+        raise NotImplementedError("built by the tests themselves")
+
+    @property
+    def answers_nothing(self) -> bool:
+        return self.nothing
+
+    def why_not(self, question_ids: Sequence[str]) -> str:
+        return f"{self.name} knows nothing of {', '.join(question_ids)}"
+
+    def answer_now(
+        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+    ) -> Mapping[str, AnswerValue]:
+        self.saw.append([q.id for q in open_questions])
+        return {k: v for k, v in self.values.items() if k in {q.id for q in open_questions}}
+
+
+def one_question(ask_id: str = "r1") -> AskUserQuestionRequest:
+    line = f'{{"id":"{ask_id}","questions":[{{"id":"a","question":"?","options":[{{"label":"x"}},{{"label":"y"}}]}}]}}'
+    parsed = parse_request(line.encode())
+    assert isinstance(parsed, AskUserQuestionRequest)
+    return parsed
+
+
+@pytest.mark.parametrize("ask", [request, one_question])
+@pytest.mark.parametrize(
+    "answerers",
+    [
+        [{"a": "x", "b": "t", "c": None}],  # all at the first
+        [{}, {"a": ["y"], "b": ExplicitAnswer(custom="t"), "c": ""}],  # all at the second
+        [{"b": "from env"}, {"a": "y", "b": "ignored", "c": None}],  # shared
+        [{"c": None}, {"b": "t"}, {"a": "x", "b": "late"}],  # one each
+        [{"a": "z"}, {"a": "x", "b": "", "c": ""}],  # a bad answer
+        [{"a": "x"}, {"b": "t"}],  # c: nobody
+        [{}, {}],  # nobody at all
+    ],
+)
+def test_answering_at_once_gives_what_running_gives(
+    ask: Callable[[], AskUserQuestionRequest], answerers: list[dict[str, AnswerValue]]
+) -> None:
+    # answer_now has its own shortcuts for the usual asks (one question,
+    # all at one answerer); run has none. Both must say the same, and ask
+    # each answerer about the same questions.
+    def outcome(now: bool) -> tuple[object, list[list[list[str]]]]:
+        names = ["env", "file", "defaults"]
+        chain = Chain([FixedNow(names[i], values) for i, values in enumerate(answerers)])
+        try:
+            answer = chain.answer_now(ask()) if now else asyncio.run(chain.run(ask()))
+            said: object = msgspec.json.encode(answer)
+        except UserQuestionError as error:
+            said = (error.code, error.message)
+        return said, [a.saw for a in chain.answerers if isinstance(a, FixedNow)]
+
+    assert outcome(now=True) == outcome(now=False)
+
+
+@pytest.mark.parametrize("ask", [request, one_question])
+def test_an_answerer_given_nothing_is_named_but_never_asked(
+    ask: Callable[[], AskUserQuestionRequest],
+) -> None:
+    empty = FixedNow("env", {}, nothing=True)
+    file = FixedNow("file", {"a": "x", "b": "", "c": ""})
+    chain = Chain([empty, file])
+    assert chain.answer_now(ask()) == asyncio.run(chain.run(ask()))
+    assert empty.saw == [] and len(file.saw) == 2
+    assert chain.hello("1").answerers == ["env", "file"]
+    with pytest.raises(UserQuestionError) as info:
+        Chain([empty]).answer_now(ask())
+    ids = ", ".join(q.id for q in ask().questions)
+    assert info.value.message == f"nobody answered {ids}: env: env knows nothing of {ids}"
+    assert empty.saw == []
 
 
 def test_interactive_and_names() -> None:

@@ -56,6 +56,10 @@ class FileAnswerer(NeverWaits):
         files = len(files_named(config))
         return cls(load_files(config), files)
 
+    @property
+    def answers_nothing(self) -> bool:
+        return not self._answers.common and not self._answers.by_agent
+
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:

@@ -92,6 +92,14 @@ class Answerer(ABC):
         same ask."""
         return None
 
+    @property
+    def answers_nothing(self) -> bool:
+        """Whether this answerer was given nothing to answer with (env
+        without a variable, file without a file), so that it answers no
+        question, ever: the chain does not ask it, and only names it (hello,
+        NO_PROVIDER). Read once, when the chain is built."""
+        return False
+
     @abstractmethod
     def why_not(self, question_ids: Sequence[str]) -> str:
         """Why these questions were not answered here, for the NO_PROVIDER
@@ -126,6 +134,9 @@ class NeverWaits(Answerer):
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
+        # Those an ask is put to. Asking the others costs every ask of a run
+        # on --defaults or --answers alone a call each, for nothing.
+        self._asked = [answerer for answerer in answerers if not answerer.answers_nothing]
 
     @property
     def names(self) -> list[str]:
@@ -164,7 +175,7 @@ class Chain:
     async def run(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
         """Answer every question of a validated ask, or raise `UserQuestionError`."""
         answers = _Answers(request)
-        for answerer in self.answerers:
+        for answerer in self._asked if request.questions else self.answerers:
             if not answers.take(answerer.name, await answerer.answer(request, answers.open)):
                 break
         return answers.result(self._no_provider)
@@ -173,15 +184,46 @@ class Chain:
         """`run`, without waiting: the answer when every answerer this ask
         reaches answers at once (env, files, defaults), else None (then await
         `run`). Raises as `run` does. This is what lets a preseeded session
-        run without an event loop."""
-        answers = _Answers(request)
-        for answerer in self.answerers:
-            values = answerer.answer_now(request, answers.open)
+        run without an event loop.
+
+        `_Answers` written out as plain locals: this runs for every ask of
+        a preseeded session, and the bookkeeping object and its method
+        calls were half of what the chain cost per ask."""
+        questions = request.questions
+        if len(questions) == 1:
+            # Most asks: the first answerer that answers their one question
+            # gives the whole answer.
+            question = questions[0]
+            qid = question.id
+            for answerer in self._asked:
+                values = answerer.answer_now(request, questions)
+                if values is None:
+                    return None
+                if qid in values:
+                    source = answerer.name
+                    item = fit_answer(question, values[qid], source)
+                    return AskUserQuestionAnswer(
+                        id=request.id, answers=[item], sources={qid: source}
+                    )
+            raise UserQuestionError("NO_PROVIDER", self._no_provider([qid]))
+        open_questions = questions
+        items: dict[str, AskUserQuestionAnswerItem] = {}
+        sources: dict[str, str] = {}
+        # (An ask of no questions, which the server refuses before it gets
+        # here, goes to every answerer, as it always has.)
+        for answerer in self._asked if questions else self.answerers:
+            values = answerer.answer_now(request, open_questions)
             if values is None:
                 return None
-            if not answers.take(answerer.name, values):
+            if values and open_questions is questions:
+                answer = _all_from_one(request, answerer.name, values)
+                if answer is not None:
+                    return answer  # the usual preseeded ask: all at its first answerer
+            if values:
+                open_questions = _take(answerer.name, values, open_questions, items, sources)
+            if not open_questions:
                 break  # all answered: the usual preseeded ask, at its first answerer
-        return answers.result(self._no_provider)
+        return _result(request, open_questions, items, sources, self._no_provider)
 
 
 class _Answers:
@@ -197,23 +239,59 @@ class _Answers:
 
     def take(self, source: str, values: Mapping[str, AnswerValue]) -> bool:
         """Take what ``source`` answered; whether any question is still open."""
-        if not values:
-            return bool(self.open)  # nothing answered here: the same questions stay open
-        still_open = []
-        for question in self.open:
-            if question.id in values:
-                self.items[question.id] = fit_answer(question, values[question.id], source)
-                self.sources[question.id] = source
-            else:
-                still_open.append(question)
-        self.open = still_open
-        return bool(still_open)
+        if values:
+            self.open = _take(source, values, self.open, self.items, self.sources)
+        return bool(self.open)
 
     def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
-        if self.open:  # what no answerer answered, in request order
-            raise UserQuestionError("NO_PROVIDER", no_provider([q.id for q in self.open]))
-        answers, sources = [], {}
-        for question in self.request.questions:  # request order, for both
-            answers.append(self.items[question.id])
-            sources[question.id] = self.sources[question.id]
-        return AskUserQuestionAnswer(id=self.request.id, answers=answers, sources=sources)
+        return _result(self.request, self.open, self.items, self.sources, no_provider)
+
+
+def _all_from_one(
+    request: AskUserQuestionRequest, source: str, values: Mapping[str, AnswerValue]
+) -> AskUserQuestionAnswer | None:
+    """The answer when ``source``, the first to answer anything, answered
+    every question, else None (then `_take` goes on): what `_take` and
+    `_result` give then, with no bookkeeping between them."""
+    questions = request.questions
+    sources = {question.id: source for question in questions}
+    if len(sources) < len(questions) or not values.keys() >= sources.keys():
+        return None  # some question left open (or two with one id: left to _take)
+    answers = [fit_answer(question, values[question.id], source) for question in questions]
+    return AskUserQuestionAnswer(id=request.id, answers=answers, sources=sources)
+
+
+def _take(
+    source: str,
+    values: Mapping[str, AnswerValue],
+    open_questions: list[AskUserQuestionItem],
+    items: dict[str, AskUserQuestionAnswerItem],
+    sources: dict[str, str],
+) -> list[AskUserQuestionItem]:
+    """Take what ``source`` answered into ``items`` and ``sources``; the
+    questions still open."""
+    still_open = []
+    for question in open_questions:
+        qid = question.id
+        if qid in values:
+            items[qid] = fit_answer(question, values[qid], source)
+            sources[qid] = source
+        else:
+            still_open.append(question)
+    return still_open
+
+
+def _result(
+    request: AskUserQuestionRequest,
+    open_questions: list[AskUserQuestionItem],
+    items: dict[str, AskUserQuestionAnswerItem],
+    sources: dict[str, str],
+    no_provider: Callable[[list[str]], str],
+) -> AskUserQuestionAnswer:
+    if open_questions:  # what no answerer answered, in request order
+        raise UserQuestionError("NO_PROVIDER", no_provider([q.id for q in open_questions]))
+    answers, in_order = [], {}
+    for question in request.questions:  # request order, for both
+        answers.append(items[question.id])
+        in_order[question.id] = sources[question.id]
+    return AskUserQuestionAnswer(id=request.id, answers=answers, sources=in_order)

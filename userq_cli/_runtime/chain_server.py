@@ -8,30 +8,30 @@ from functools import partial
 
 from .._answerers.chain import Chain
 from .._protocol.errors import UserQuestionError
-from .._protocol.messages import AskUserQuestionAnswer, AskUserQuestionRequest
-from .._protocol.server_endpoint import Server, Ticket
+from .._protocol.messages import AskUserQuestionRequest
+from .._protocol.server_endpoint import Outcome, Server, Ticket
 
 
 def chain_server(chain: Chain, version: str) -> Server:
     """The protocol's state machine in front of ``chain``: its hello
     describes the chain, and it answers at once what the chain answers so."""
+    chain_answer_now = chain.answer_now
+
+    def answer_now(request: AskUserQuestionRequest) -> Outcome | None:
+        """The chain's outcome if it needs no waiting, else None. (A closure
+        rather than a partial of a function: this is called for every ask.)"""
+        try:
+            return chain_answer_now(request)
+        except UserQuestionError as error:
+            return error
+        except Exception as exc:  # an answerer bug must not take the other asks down
+            return internal_error(exc)
+
     return Server(
         hello=partial(chain.hello, version),
-        answer_now=partial(answer_now, chain),
+        answer_now=answer_now,
         keep_lines=chain.forwards_questions,
     )
-
-
-def answer_now(
-    chain: Chain, request: AskUserQuestionRequest
-) -> AskUserQuestionAnswer | UserQuestionError | None:
-    """The chain's outcome if it needs no waiting, else None."""
-    try:
-        return chain.answer_now(request)
-    except UserQuestionError as error:
-        return error
-    except Exception as exc:  # an answerer bug must not take the other asks down
-        return internal_error(exc)
 
 
 def internal_error(exc: Exception) -> UserQuestionError:

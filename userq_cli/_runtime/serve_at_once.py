@@ -9,7 +9,7 @@ must wait (the prompt, a relay); that loop serves the rest of the session,
 from the same framer.
 
 Both loops decide nothing themselves: `Server` and `Chain` do, and
-`chain_server.answer_now` turns exceptions into the same errors as
+`chain_server` turns exceptions into the same errors as
 `ServeLoop._outcome`, so the output does not depend on which loop answered.
 """
 
