@@ -3,6 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from userq_cli._protocol.answer_values import (
     ExplicitAnswer,
@@ -132,3 +134,30 @@ def test_one_label_as_a_string_or_in_a_list_gives_the_same_answer(
             return error.code, error.message.replace(quote([label]), quote(label))
 
     assert outcome(label) == outcome([label])
+
+
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4),
+    st.booleans(),
+    st.lists(st.sampled_from(["a", "b", "c", "x"]), max_size=3),
+)
+def test_a_list_of_labels_fits_as_the_same_labels_in_the_object_form(
+    labels: list[str], multi: bool, value: list[str]
+) -> None:
+    # A list takes a shortcut when its labels fit; the object form, the
+    # general path. Labels may repeat here: fit_answer must not rely on the
+    # validation that refuses them before an ask reaches the chain.
+    question = AskUserQuestionItem(
+        id="q",
+        question="?",
+        multi_select=multi,
+        options=[AskUserQuestionOption(label=x) for x in labels] or None,
+    )
+
+    def outcome(given: Any) -> Any:
+        try:
+            return fit_answer(question, given, "env")
+        except UserQuestionError as error:
+            return error.code, error.message.replace(quote(given), "VALUE")
+
+    assert outcome(value) == outcome(ExplicitAnswer(selected=value))

@@ -38,14 +38,23 @@ def is_approval(question: AskUserQuestionItem) -> bool:
 
 
 def policy_answer(question: AskUserQuestionItem) -> AnswerValue:
-    """The policy's answer to a question that is not an approval."""
-    labels = question.labels
-    recommended = [label for label in labels if label.rstrip().endswith(RECOMMENDED)]
-    if question.multi_select:
-        return recommended  # [] is the skip
-    if labels:
-        return (recommended or labels)[0]
-    return None
+    """The policy's answer to a question that is not an approval.
+
+    Read off the options as they are, without a list of their labels: the
+    policy answers every question of a run on --defaults."""
+    options = question.options or ()
+    # `in` first, in line: most labels do not mention the mark at all.
+    if question.multi_select:  # [] is the skip
+        return [
+            o.label
+            for o in options
+            if RECOMMENDED in o.label and o.label.rstrip().endswith(RECOMMENDED)
+        ]
+    for option in options:
+        label = option.label
+        if RECOMMENDED in label and label.rstrip().endswith(RECOMMENDED):
+            return label
+    return options[0].label if options else None
 
 
 class DefaultsAnswerer(NeverWaits):
@@ -65,13 +74,17 @@ class DefaultsAnswerer(NeverWaits):
     ) -> dict[str, AnswerValue]:
         """A policy needs no waiting: CI on --defaults runs without an event loop."""
         found: dict[str, AnswerValue] = {}
+        default, approval = self._default_label, self._approval_label
         for question in open_questions:
-            labels = question.labels
-            if is_approval(question):
+            if question.intent is not None and is_approval(question):
                 continue
-            if self._default_label in labels:
-                found[question.id] = self._default_label
-            elif self._approval_label not in labels:
+            if default is None and approval is None:  # serve --defaults
+                found[question.id] = policy_answer(question)
+                continue
+            labels = question.labels
+            if default in labels:
+                found[question.id] = default
+            elif approval not in labels:
                 found[question.id] = policy_answer(question)
         return found
 

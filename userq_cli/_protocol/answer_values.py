@@ -73,6 +73,17 @@ def fit_answer(
         for option in question.options or ():
             if option.label == value:
                 return AskUserQuestionAnswerItem(id=question.id, selected=[value])
+    elif type(value) is list:
+        # Labels, as a multi-select question is answered (the defaults
+        # policy's recommended ones, a preseeded list): what the path below
+        # gives when they fit, without _split and the set.
+        if not value:  # nothing selected, whatever the question
+            return AskUserQuestionAnswerItem(id=question.id, selected=[])
+        labels = question.labels
+        if labels and not [label for label in value if label not in labels]:
+            chosen = [label for label in labels if label in value]  # in option order
+            if question.multi_select or len(chosen) <= 1:
+                return AskUserQuestionAnswerItem(id=question.id, selected=chosen)
     selected, custom = _split(question, value)
     labels = question.labels
     if selected and not labels:
