@@ -10,7 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from userq_cli._prompt.sanitize import clean
-from userq_cli._protocol.visible import UNSAFE, _key_of_any_text, looks_like_key
+from userq_cli._protocol.messages import AskUserQuestionOption
+from userq_cli._protocol.visible import (
+    _IGNORED_ON_SCREEN,
+    _LATIN_LOOKALIKES,
+    _SPACES,
+    UNSAFE,
+    _key_of_any_text,
+    keys_of,
+    looks_like_key,
+)
 
 
 def test_every_format_and_control_character_is_unsafe() -> None:
@@ -49,3 +58,33 @@ def test_plain_labels_keep_their_key() -> None:
 @given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
 def test_the_ascii_shortcut_gives_the_general_key(label: str) -> None:
     assert looks_like_key(label) == _key_of_any_text(label)
+
+
+def _key_as_defined(label: str) -> str:
+    """The key as its docstring defines it, every step taken every time."""
+    text = unicodedata.normalize("NFKC", label)
+    text = _IGNORED_ON_SCREEN.sub("", text)
+    text = _SPACES.sub(" ", text).strip(" ")
+    return text.translate(_LATIN_LOOKALIKES)
+
+
+# Spaces of every kind (the ASCII one often), look-alikes, accents,
+# ignored characters; and any text at all.
+_LABEL_TEXT = st.text(
+    alphabet=st.sampled_from(
+        "   \u00a0\u2003\u3000\u2800abAe\u0430\u0391\u00e9\u0301\ufe0f\u034f\ufb01\u200b"
+    ),
+    max_size=8,
+) | st.text(max_size=8)
+
+
+@given(_LABEL_TEXT)
+def test_the_key_skips_only_steps_that_change_nothing(label: str) -> None:
+    assert _key_of_any_text(label) == _key_as_defined(label)
+    assert looks_like_key(label) == _key_as_defined(label)
+
+
+@given(st.lists(_LABEL_TEXT | st.text(alphabet="ab ", max_size=4), max_size=5))
+def test_keys_of_options_are_their_labels_keys(labels: list[str]) -> None:
+    options = [AskUserQuestionOption(label=label) for label in labels]
+    assert keys_of(options) == {looks_like_key(label) for label in labels}

@@ -21,7 +21,7 @@ from .messages import (
     AskUserQuestionRequest,
     Request,
 )
-from .visible import looks_like_key
+from .visible import keys_of, looks_like_key
 
 _decoder = msgspec.json.Decoder()
 # Each request type's struct, by its tag. Converting to the one struct the
@@ -192,7 +192,7 @@ def passes_stateless_checks(request: AskUserQuestionRequest) -> bool:
 
 def _distinct_labels(question: AskUserQuestionItem) -> bool:
     options = question.options
-    return not options or len({looks_like_key(o.label) for o in options}) == len(options)
+    return not options or len(keys_of(options)) == len(options)
 
 
 def _duplicates(questions: list[AskUserQuestionItem]) -> Iterator[str]:

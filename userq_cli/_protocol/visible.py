@@ -15,6 +15,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
+from typing import Protocol
+
+
+class Labelled(Protocol):
+    """An option, as far as what it looks like goes."""
+
+    @property
+    def label(self) -> str: ...
+
 
 #: C0 controls, DEL and C1 controls: cursor movement, colour, screen clearing,
 #: OSC (titles, clipboard writes, hyperlinks), DCS, and the 8-bit CSI/OSC.
@@ -43,6 +53,13 @@ UNSAFE = re.compile(f"[{_CONTROLS}{_FORMAT}{_BLANK_LETTERS_AND_SEPARATORS}]")
 _IGNORED_ON_SCREEN = re.compile("[\u034f\u180b-\u180d\ufe00-\ufe0f\U000e0100-\U000e01ef]")
 #: Runs of any kind of space (no-break, en, em, ideographic, braille blank...).
 _SPACES = re.compile("[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]+")
+
+#: What `_SPACES` changes: a run of two or more, or any space but " ".
+#: A lone " " is left alone, without the cost of replacing it by itself.
+_SPACES_TO_ONE = re.compile(
+    "[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]{2,}"
+    "|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]"
+)
 
 #: Greek and Cyrillic letters drawn like a Latin letter in common fonts. This
 #: is the look-alike set that matters for labels written in Latin script, not
@@ -97,8 +114,27 @@ def looks_like_key(label: str) -> str:
     return _key_of_any_text(label)
 
 
+def keys_of(options: Iterable[Labelled]) -> set[str]:
+    """The keys of these options' labels: ``{looks_like_key(o.label) for o
+    in options}``, with its shortcut in line. Every ask is checked with it
+    (`validation._distinct_labels`), and a call per label was most of that."""
+    keys = set()
+    for option in options:
+        label = option.label
+        keys.add(
+            label.strip(" ") if label.isascii() and "  " not in label else _key_of_any_text(label)
+        )
+    return keys
+
+
 def _key_of_any_text(label: str) -> str:
     text = unicodedata.normalize("NFKC", label)
     text = _IGNORED_ON_SCREEN.sub("", text)
-    text = _SPACES.sub(" ", text).strip(" ")
-    return text.translate(_LATIN_LOOKALIKES)
+    text = _SPACES_TO_ONE.sub(" ", text).strip(" ")
+    if _LOOKALIKE.search(text):
+        text = text.translate(_LATIN_LOOKALIKES)
+    return text
+
+
+#: Any of the look-alikes: translating text that has none changes nothing.
+_LOOKALIKE = re.compile("[" + "".join(map(chr, _LATIN_LOOKALIKES)) + "]")
