@@ -252,12 +252,17 @@ def _all_from_one(
 ) -> AskUserQuestionAnswer | None:
     """The answer when ``source``, the first to answer anything, answered
     every question, else None (then `_take` goes on): what `_take` and
-    `_result` give then, with no bookkeeping between them."""
-    questions = request.questions
-    sources = {question.id: source for question in questions}
-    if len(sources) < len(questions) or not values.keys() >= sources.keys():
-        return None  # some question left open (or two with one id: left to _take)
-    answers = [fit_answer(question, values[question.id], source) for question in questions]
+    `_result` give then, with no bookkeeping between them. (A BAD_ANSWER
+    raised here is the one `_take` would raise: the questions are fitted in
+    the same order.)"""
+    answers = []
+    sources: dict[str, str] = {}
+    for question in request.questions:
+        qid = question.id
+        if qid not in values or qid in sources:
+            return None  # some question left open (or two with one id: left to _take)
+        answers.append(fit_answer(question, values[qid], source))
+        sources[qid] = source
     return AskUserQuestionAnswer(id=request.id, answers=answers, sources=sources)
 
 

@@ -43,13 +43,16 @@ def policy_answer(question: AskUserQuestionItem) -> AnswerValue:
     Read off the options as they are, without a list of their labels: the
     policy answers every question of a run on --defaults."""
     options = question.options or ()
-    # `in` first, in line: most labels do not mention the mark at all.
+    # `in` first, in line: most labels do not mention the mark at all. A
+    # loop, not a comprehension: on Python 3.11 that is a function of its
+    # own, made and called for each question.
     if question.multi_select:  # [] is the skip
-        return [
-            o.label
-            for o in options
-            if RECOMMENDED in o.label and o.label.rstrip().endswith(RECOMMENDED)
-        ]
+        recommended = []
+        for option in options:
+            label = option.label
+            if RECOMMENDED in label and label.rstrip().endswith(RECOMMENDED):
+                recommended.append(label)
+        return recommended
     for option in options:
         label = option.label
         if RECOMMENDED in label and label.rstrip().endswith(RECOMMENDED):

@@ -79,9 +79,16 @@ def fit_answer(
         # gives when they fit, without _split and the set.
         if not value:  # nothing selected, whatever the question
             return AskUserQuestionAnswerItem(id=question.id, selected=[])
-        labels = question.labels
-        if labels and not [label for label in value if label not in labels]:
-            chosen = [label for label in labels if label in value]  # in option order
+        chosen = []  # in option order (loops, not comprehensions: cheaper on 3.11)
+        for option in question.options or ():
+            if option.label in value:
+                chosen.append(option.label)
+        # Every label given is an option exactly when each is among those
+        # chosen (chosen holds the options that were given).
+        for label in value:
+            if label not in chosen:
+                break
+        else:
             if question.multi_select or len(chosen) <= 1:
                 return AskUserQuestionAnswerItem(id=question.id, selected=chosen)
     selected, custom = _split(question, value)
