@@ -13,17 +13,15 @@ Two rules protect the person at the prompt from a request's text:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable
-from typing import Protocol
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-class Labelled(Protocol):
-    """An option, as far as what it looks like goes."""
-
-    @property
-    def label(self) -> str: ...
+    from .messages import AskUserQuestionOption
 
 
 #: C0 controls, DEL and C1 controls: cursor movement, colour, screen clearing,
@@ -54,12 +52,6 @@ _IGNORED_ON_SCREEN = re.compile("[\u034f\u180b-\u180d\ufe00-\ufe0f\U000e0100-\U0
 #: Runs of any kind of space (no-break, en, em, ideographic, braille blank...).
 _SPACES = re.compile("[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]+")
 
-#: What `_SPACES` changes: a run of two or more, or any space but " ".
-#: A lone " " is left alone, without the cost of replacing it by itself.
-_SPACES_TO_ONE = re.compile(
-    "[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]{2,}"
-    "|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]"
-)
 
 #: Greek and Cyrillic letters drawn like a Latin letter in common fonts. This
 #: is the look-alike set that matters for labels written in Latin script, not
@@ -114,7 +106,7 @@ def looks_like_key(label: str) -> str:
     return _key_of_any_text(label)
 
 
-def keys_of(options: Iterable[Labelled]) -> set[str]:
+def keys_of(options: Iterable[AskUserQuestionOption]) -> set[str]:
     """The keys of these options' labels: ``{looks_like_key(o.label) for o
     in options}``, with its shortcut in line. Every ask is checked with it
     (`validation._distinct_labels`), and a call per label was most of that."""
@@ -128,13 +120,26 @@ def keys_of(options: Iterable[Labelled]) -> set[str]:
 
 
 def _key_of_any_text(label: str) -> str:
+    spaces_to_one, lookalike = _shortcuts()
     text = unicodedata.normalize("NFKC", label)
     text = _IGNORED_ON_SCREEN.sub("", text)
-    text = _SPACES_TO_ONE.sub(" ", text).strip(" ")
-    if _LOOKALIKE.search(text):
+    text = spaces_to_one.sub(" ", text).strip(" ")
+    if lookalike.search(text):
         text = text.translate(_LATIN_LOOKALIKES)
     return text
 
 
-#: Any of the look-alikes: translating text that has none changes nothing.
-_LOOKALIKE = re.compile("[" + "".join(map(chr, _LATIN_LOOKALIKES)) + "]")
+@functools.cache
+def _shortcuts() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """What `_SPACES` changes (a run of two or more, or any space but " ":
+    a lone " " is left alone instead of replaced by itself), and any of
+    the look-alikes (translating text that has none changes nothing).
+    Compiled at the first label beyond ASCII, not at every start (a third
+    of a millisecond)."""
+    return (
+        re.compile(
+            "[ \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]{2,}"
+            "|[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u2800]"
+        ),
+        re.compile("[" + "".join(map(chr, _LATIN_LOOKALIKES)) + "]"),
+    )
