@@ -269,3 +269,29 @@ def test_the_chain_is_built_from_the_registry_it_is_given() -> None:
     with pytest.raises(StartupError, match="unknown answerer 'fixed' \\(known: env, file, tty,"):
         ChainOptions(answerers="env,fixed").build_chain({})
     assert "fixed" not in ANSWERERS
+
+
+def test_every_answerer_is_closed_even_when_one_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    class Failing(Relaying):
+        async def aclose(self) -> None:
+            raise OSError(28, "No space left on device")
+
+    later = Relaying()
+    asyncio.run(Chain([Failing(), later]).aclose())
+    assert later.closed == 1  # its process does not outlive userq
+    assert "relay: could not be closed cleanly" in capsys.readouterr().err
+
+
+def test_a_diagnostic_to_a_failing_stderr_costs_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import sys
+
+    from userq_cli._answerers.diagnostics import say
+
+    full = open("/dev/full", "w")  # noqa: SIM115 (closed below, failing as it must)
+    monkeypatch.setattr("sys.stderr", full)
+    say("this cannot be written")  # no exception: the ask goes on
+    assert sys.stderr is not full  # given up, so Python's exit flush cannot fail
+    say("nor this")
+    with contextlib.suppress(OSError):
+        full.close()

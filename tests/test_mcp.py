@@ -687,3 +687,22 @@ def test_typed_at_a_terminal_it_says_what_it_is_for() -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 130
+
+
+def test_a_message_over_the_limit_is_skipped_as_it_streams_and_the_server_goes_on(
+    tmp_path: Path,
+) -> None:
+    # A call's message over twice --max-line-bytes is never held whole: it is
+    # dropped as it streams past, said on stderr, and the next call answered.
+    stderr = tmp_path / "stderr"
+    env = {"USERQ_ANSWER_GO": "Yes"}
+
+    async def test() -> None:
+        client_of = mcp_client("--max-line-bytes", "2000", env=env, stderr=stderr)
+        async with client_of as client, anyio.create_task_group() as tg:
+            tg.start_soon(client.ask, question("big", "x" * 10_000))
+            assert answered(await client.ask(GO))["answers"] == [{"id": "go", "selected": ["Yes"]}]
+            tg.cancel_scope.cancel()  # the big one was never read: no answer comes
+
+    run(test)
+    assert "over the 4000-byte limit (twice --max-line-bytes); it was skipped" in stderr.read_text()

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-import sys
 from collections.abc import Sequence
 
 import msgspec
@@ -32,6 +31,7 @@ from .._protocol.errors import UserQuestionError, quote
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, Frame, LineFramer, OversizedLine
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._peer_link import GRACE, Answered, Declined, Failed, Grace, Outcome, PeerLink, PeerViolation
+from .diagnostics import say
 
 
 class Unreachable(msgspec.Struct, frozen=True):
@@ -168,7 +168,7 @@ class PeerStream:
         self._output.close()
         self._ended = asyncio.create_task(self._stopped())
         if not self._waiting:
-            print(f"userq: {self.name} {what_happened}", file=sys.stderr)
+            say(f"{self.name} {what_happened}")
         unreachable = not self._spoke
         message = f"{self.name} {what_happened} before answering; {self._retry}"
         for waiter in self._waiting.values():

@@ -25,6 +25,7 @@ from .._protocol.messages import (
     HelloResponse,
     PeerHello,
 )
+from .diagnostics import say
 
 if TYPE_CHECKING:
     from .config import ChainConfig
@@ -165,8 +166,13 @@ class Chain:
         return response
 
     async def aclose(self) -> None:
+        """Close every answerer, each whatever the others did: one that
+        fails must not leave a later one's process running."""
         for answerer in self.answerers:
-            await answerer.aclose()
+            try:
+                await answerer.aclose()
+            except Exception as exc:
+                say(f"{answerer.name}: could not be closed cleanly: {exc!r}")
 
     def _no_provider(self, missing: list[str]) -> str:
         reasons = "; ".join(f"{a.name}: {a.why_not(missing)}" for a in self.answerers)

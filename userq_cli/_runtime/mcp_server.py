@@ -37,7 +37,6 @@ import itertools
 import logging
 import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -50,9 +49,10 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from .._answerers.config import FormReply, FormUnavailable, StartupError
+from .._answerers.diagnostics import say
 from .._answerers.registry import MCP_DEFAULT_ORDER
 from .._protocol.errors import quote
-from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, LineFramer
+from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, Line, LineFramer
 from .._protocol.messages import (
     AskUserQuestionAnswer,
     AskUserQuestionRequest,
@@ -63,7 +63,7 @@ from .._version import __version__
 from .chain_options import ChainOptions
 from .chain_server import chain_server
 from .exit_status import ExitStatus
-from .serve_loop import ServeLoop
+from .serve_loop import ServeLoop, fd_source
 
 TOOL_NAME = "ask_user_question"
 DEFAULT_KEEPALIVE = 10.0
@@ -197,7 +197,10 @@ class McpFront:
             on_call_tool=self._call_tool,
         )
         try:
-            async with stdio_server(stdin=_StdinLines()) as (read, write):
+            # A call's message holds its ask and the JSON-RPC around it: twice
+            # the ask's limit leaves room for any escaping the client chose.
+            stdin = _StdinLines(2 * self._max_bytes)
+            async with stdio_server(stdin=stdin) as (read, write):
                 await mcp.run(read, write, mcp.create_initialization_options())
         except* (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the client closed its end (both pipes, say): it went away
@@ -382,39 +385,35 @@ def _error_result(code: str, message: str) -> types.CallToolResult:
 
 
 class _StdinLines(anyio.AsyncFile[str]):
-    """stdin's lines, for the SDK's stdio transport, read by a daemon thread.
+    """stdin's lines, for the SDK's stdio transport, read as userq reads
+    any input: by a daemon thread (`fd_source`, a bounded read-ahead), and
+    framed (`LineFramer`), so that a message over ``max_line_bytes`` is
+    dropped as it streams past instead of held whole.
 
     The SDK reads stdin in a worker thread that a pending read keeps alive;
     a signal must end `userq mcp` while the client still holds stdin open,
     and a daemon thread does not hold the process up. The lines are the
     SDK's to parse, as from its own reader."""
 
-    def __init__(self) -> None:
-        super().__init__(
-            io.TextIOWrapper(
-                os.fdopen(os.dup(0), "rb", buffering=0), encoding="utf-8", errors="replace"
-            )
-        )
+    def __init__(self, max_line_bytes: int) -> None:
+        # The file is only what the SDK may close; the lines come from its fd.
+        raw = os.fdopen(os.dup(0), "rb", buffering=0)
+        super().__init__(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
+        self._framer = LineFramer(max_line_bytes)
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        loop = asyncio.get_running_loop()
-        lines: asyncio.Queue[str] = asyncio.Queue()
-        threading.Thread(target=self._read, args=(loop, lines), daemon=True).start()
-        while line := await lines.get():
-            yield line
-
-    def _read(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[str]) -> None:
-        while True:
-            try:
-                line = self.wrapped.readline()
-            except (OSError, ValueError):
-                line = ""
-            try:
-                loop.call_soon_threadsafe(lines.put_nowait, line)
-            except RuntimeError:
-                return  # the loop is closed: userq is exiting
-            if not line:
-                return
+        async for chunk in fd_source(self.wrapped.fileno()):
+            for frame in self._framer.feed(chunk):
+                if isinstance(frame, Line):
+                    yield frame.data.decode("utf-8", "replace") + "\n"
+                else:
+                    say(
+                        f"mcp: a message of {frame.size} bytes is over the {frame.limit}-byte"
+                        " limit (twice --max-line-bytes); it was skipped"
+                    )
+        for frame in self._framer.close():
+            if isinstance(frame, Line):
+                yield frame.data.decode("utf-8", "replace") + "\n"
 
 
 class _OneLine(logging.Formatter):
