@@ -176,3 +176,31 @@ def test_stderr_closed_keeps_diagnostics_off_stdout(tmp_path: Path) -> None:
         check=False,
     )
     assert (result.returncode, result.stdout) == (2, b"")
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        # serve: the relay's "cannot be started" note fails; the ask's answer must not.
+        (["serve", "--answerers", "relay", "--relay", "/nonexistent"], 0),
+        # ask: its error line on stderr fails; its exit status must still say NO_PROVIDER.
+        (["ask", "Deploy?", "-o", "Yes", "--answerers", "relay", "--relay", "/nonexistent"], 3),
+    ],
+)
+def test_a_failing_stderr_costs_no_response_and_no_status(args: list[str], status: int) -> None:
+    ask = b'{"id":"r1","questions":[{"id":"q","question":"?"}]}\n'
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [USERQ, *args],
+            input=ask if args[0] == "serve" else b"",
+            stdout=subprocess.PIPE,
+            stderr=full,
+            env=clean_env(),
+            timeout=60,
+            check=False,
+        )
+    assert result.returncode == status
+    if args[0] == "serve":
+        [line] = result.stdout.splitlines()
+        response = json.loads(line)
+        assert (response["id"], response["error"]["code"]) == ("r1", "NO_PROVIDER")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.messages import AskUserQuestionItem
 from .answers_file import AnswerSet, load_file
 from .config import StartupError
+from .diagnostics import say
 
 FORMATS = (".toml", ".json")
 
@@ -58,7 +58,7 @@ class Recorder:
             self._write()
         except OSError as exc:
             # The answer itself still goes out; only the recording failed.
-            print(f"userq: cannot write --record {self.path}: {exc.strerror}", file=sys.stderr)
+            say(f"cannot write --record {self.path}: {exc.strerror}")
 
     def _write(self) -> None:
         toml = self.path.suffix.lower() == ".toml"

@@ -23,7 +23,6 @@ process:
 from __future__ import annotations
 
 import shlex
-import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -32,6 +31,7 @@ from .._protocol.messages import AskUserQuestionRequest, PeerHello
 from ._forwarding import Forwarding, NotReached
 from ._peer_link import GRACE, Grace
 from .config import RELAY_VARIABLE, ChainConfig, StartupError, TerminalHold, relay_variable
+from .diagnostics import say
 
 if TYPE_CHECKING:
     from ._peer_stream import PeerStream
@@ -114,5 +114,5 @@ class RelayAnswerer(Forwarding):
             return await Peer.start(self._argv, self._environ, self._grace)
         except OSError as exc:
             reason = f"cannot be started: {exc.strerror or exc}"
-            print(f"userq: relay: {quote(self.command)} {reason}", file=sys.stderr)
+            say(f"relay: {quote(self.command)} {reason}")
             raise NotReached(reason) from None

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import termios
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import Answerer
 from .config import ChainConfig, TerminalHold
+from .diagnostics import say
 
 if TYPE_CHECKING:
     import asyncio
@@ -239,7 +239,7 @@ class TtyAnswerer(Answerer):
             # was being asked and nobody decided: ASK_ABORTED, as the SIGHUP
             # that usually comes with it would give. Declining instead would
             # let a later answerer (a policy) answer what a human was asked.
-            print(f"userq: the terminal went away: {exc!r}", file=sys.stderr)
+            say(f"the terminal went away: {exc!r}")
             raise UserQuestionError(
                 "ASK_ABORTED", "the terminal went away while the question was on screen"
             ) from None

@@ -15,6 +15,7 @@ import typer
 from typer.core import TyperCommand
 
 from .._answerers.config import StartupError, TooLarge, read_bounded
+from .._answerers.diagnostics import say
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
 from .._runtime.exit_status import ExitStatus
 from .one_shot import Outcome, answer_lines, ask_one
@@ -248,7 +249,7 @@ def _run(
     try:
         chain = options.build_chain(dict(os.environ), default_label, approval_label=approval_label)
     except StartupError as exc:
-        print(f"userq: {exc}", file=sys.stderr)
+        say(f"{exc}")
         raise typer.Exit(ExitStatus.USAGE) from None
     outcome = ask_one(item, chain, ask_id=item.id, timeout=options.timeout)
     _print(outcome, json_output, labels)
@@ -258,7 +259,7 @@ def _run(
 def _print(outcome: Outcome, json_output: bool, labels: bool) -> None:
     if outcome.item is None:
         error = outcome.response.error  # type: ignore[union-attr]
-        print(f"userq: {error.code}: {error.message}", file=sys.stderr)
+        say(f"{error.code}: {error.message}")
     if json_output:
         text = outcome.line.decode()
     else:

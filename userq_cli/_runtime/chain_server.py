@@ -3,10 +3,10 @@ the endpoint's, the same in both serve loops and in ``userq listen``."""
 
 from __future__ import annotations
 
-import sys
 from functools import partial
 
 from .._answerers.chain import Chain
+from .._answerers.diagnostics import say
 from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionRequest
 from .._protocol.server_endpoint import Outcome, Server, Ticket
@@ -35,7 +35,7 @@ def chain_server(chain: Chain, version: str) -> Server:
 
 
 def internal_error(exc: Exception) -> UserQuestionError:
-    print(f"userq: internal error: {exc!r}", file=sys.stderr)
+    say(f"internal error: {exc!r}")
     return UserQuestionError("INTERNAL_ERROR", f"internal error while answering: {exc!r}")
 
 

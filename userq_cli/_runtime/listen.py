@@ -31,6 +31,7 @@ from pathlib import Path
 
 from .._answerers.chain import Chain
 from .._answerers.config import RELAY_VARIABLE, StartupError
+from .._answerers.diagnostics import say
 from .._answerers.socket_path import (
     SOCKET_VARIABLE,
     SocketPathError,
@@ -78,7 +79,7 @@ def run_listen(options: ChainOptions, environ: Mapping[str, str], *, quiet: bool
             )
         claim(path)
     except (SocketPathError, StartupError, ListenError) as exc:
-        print(f"userq: {exc}", file=sys.stderr)
+        say(f"{exc}")
         return ExitStatus.USAGE
     if not chain.interactive:
         print(
@@ -94,7 +95,7 @@ def run_listen(options: ChainOptions, environ: Mapping[str, str], *, quiet: bool
     try:
         return asyncio.run(listener.run(path))
     except ListenError as exc:
-        print(f"userq: {exc}", file=sys.stderr)
+        say(f"{exc}")
         return ExitStatus.USAGE
 
 
@@ -154,7 +155,7 @@ class Listener:
             loop.add_signal_handler(
                 signum, self._stop, stopped_by(signum), f"userq got {signum.name}"
             )
-        print(f"userq: listening on {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+        say(f"listening on {path} (Ctrl-C to stop)")
         await self._stopped.wait()
         with contextlib.suppress(OSError):
             if path.stat().st_ino == ours:  # not a later listener's
@@ -166,7 +167,7 @@ class Listener:
     async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         refusal = self._refusal(writer)
         if refusal is not None:
-            print(f"userq: refused a connection: {refusal}", file=sys.stderr)
+            say(f"refused a connection: {refusal}")
             writer.transport.abort()
             return
         session = ServeLoop(

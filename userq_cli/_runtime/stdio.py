@@ -4,9 +4,9 @@ both serve loops share (asyncio is a third of a cold start; these need none)."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 
+from .._answerers.diagnostics import say
 from .._protocol.framing import READ_CHUNK
 
 Sink = Callable[[bytes], None]
@@ -22,7 +22,7 @@ def write_responses(sink: Sink, data: bytes) -> bool:
         except BrokenPipeError:
             return False
         except OSError as exc:
-            print(f"userq: cannot write answers: {exc.strerror or exc}", file=sys.stderr)
+            say(f"cannot write answers: {exc.strerror or exc}")
             return False
     return True
 
@@ -32,7 +32,7 @@ def read_chunk(fd: int) -> bytes:
     try:
         return os.read(fd, READ_CHUNK)
     except OSError as exc:
-        print(f"userq: cannot read stdin: {exc.strerror}", file=sys.stderr)
+        say(f"cannot read stdin: {exc.strerror}")
         return b""
 
 
