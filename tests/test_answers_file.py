@@ -134,3 +134,16 @@ def test_an_endless_file_is_refused_without_reading_it_all(tmp_path: Path) -> No
     config = ChainConfig(answer_files=(tmp_path / "zero.toml",))
     with pytest.raises(StartupError, match=r"zero\.toml: larger than the 16 MiB limit"):
         FileAnswerer.from_config(config)
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("bom.toml", '[answers]\ncleanup = "No"\n'), ("bom.json", '{"answers": {"cleanup": "No"}}')],
+)
+def test_a_byte_order_mark_at_the_start_is_not_part_of_the_file(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    # Some editors (and PowerShell) write one; stdin accepts it too.
+    (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
+    config = ChainConfig(answer_files=(tmp_path / name,))
+    assert ask(FileAnswerer.from_config(config), "cleanup") == {"cleanup": "No"}

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping
+from .._protocol.framing import BOM
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.validation import Undecodable, decode_json
 from .chain import NeverWaits
@@ -124,7 +125,7 @@ def _decode(path: Path, data: bytes) -> Any:
         raise StartupError(f"answers file {path}: the name must end in .toml or .json")
     decode = msgspec.toml.decode if suffix == ".toml" else msgspec.json.decode
     try:
-        return decode_json(data, suffix[1:].upper(), decode)
+        return decode_json(data.removeprefix(BOM), suffix[1:].upper(), decode)
     except Undecodable as exc:
         raise StartupError(f"answers file {path}: {exc}") from None
 

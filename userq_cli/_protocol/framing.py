@@ -18,7 +18,9 @@ DEFAULT_MAX_LINE_BYTES = 1 << 20
 #: in few reads, and that a piped batch is answered with one write per read.
 READ_CHUNK = 1 << 16
 
-_BOM = b"\xef\xbb\xbf"
+#: The UTF-8 byte order mark some editors (and PowerShell) write first; it is
+#: no part of the text, so a stream or an answers file may start with it.
+BOM = b"\xef\xbb\xbf"
 
 
 # Frames are frozen msgspec Structs rather than frozen dataclasses: the same
@@ -92,12 +94,12 @@ class LineFramer:
     def _strip_bom(self, data: bytes) -> bytes:
         # The BOM may arrive split across reads; wait until 3 bytes are known.
         pending = bytes(self._buffer) + data
-        if len(pending) < len(_BOM) and _BOM.startswith(pending):
+        if len(pending) < len(BOM) and BOM.startswith(pending):
             self._buffer = bytearray(pending)
             return b""
         self._at_start = False
         self._buffer.clear()
-        return pending[len(_BOM) :] if pending.startswith(_BOM) else pending
+        return pending[len(BOM) :] if pending.startswith(BOM) else pending
 
     def _take(self, data: bytes) -> None:
         if self._skipping:
