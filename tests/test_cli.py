@@ -147,6 +147,20 @@ def test_shell_completion_of_commands_and_options() -> None:
     assert "_userq_completion" in script and "complete " in script
 
 
+def run_probe(probe: str) -> subprocess.CompletedProcess[str]:
+    """``probe`` run by the Python userq is installed in, stdin empty."""
+    python = str(Path(USERQ).parent / "python")
+    return subprocess.run(
+        [python, "-c", probe],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+
+
 @pytest.mark.parametrize(
     "argv", [["--version"], ["ask", "--help"], ["serve", "--help"], ["mcp", "--help"]]
 )
@@ -163,15 +177,7 @@ def test_help_and_version_do_not_load_the_loop_or_the_answerers(argv: list[str])
         " 'mcp', 'anyio', 'userq_cli._runtime.mcp_server') if m in sys.modules]\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
-    python = str(Path(USERQ).parent / "python")
-    result = subprocess.run(
-        [python, "-c", probe],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=60,
-        check=False,
-    )
+    result = run_probe(probe)
     assert "HEAVY []" in result.stderr, result.stderr
 
 
@@ -184,16 +190,7 @@ def test_mcp_without_the_extra_says_how_to_install_it() -> None:
         "from userq_cli._cli.entry import main\n"
         "main()\n"
     )
-    python = str(Path(USERQ).parent / "python")
-    result = subprocess.run(
-        [python, "-c", probe],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-        check=False,
-    )
+    result = run_probe(probe)
     assert result.returncode == 2
     assert result.stdout == ""
     assert "pip install 'userq[mcp]'" in result.stderr
