@@ -206,10 +206,10 @@ class WrappedText(UIControl):
         return len(self._cache[1]) if self._cache else 0
 
     def position(self) -> str:
-        """Where the pager is, counted in screen rows (wrapped lines, as
-        shown): ``screen rows 1-20 of 84``, or ``all shown``."""
+        """Where the pager is, in lines as shown (wrapped to the width):
+        ``lines 1\u201320 of 84`` (an en dash), or ``all shown``."""
         total, height = self.total, self.last_height
         if total <= height:
             return "all shown"
         last = min(self.top + height, total)
-        return f"screen rows {self.top + 1}-{last} of {total}"
+        return f"lines {self.top + 1}\u2013{last} of {total}"
