@@ -4,11 +4,13 @@ numbers past 9."""
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
+import pytest
 from processes import USERQ
-from ptyterm import ESC, Term
+from ptyterm import ENTER, ESC, P, Term, ask, question
 
 PLAN_WITH_TABLE = """# Rollout
 
@@ -48,5 +50,110 @@ def test_a_plan_table_is_drawn_in_aligned_columns(tmp_path: Path) -> None:
         assert following[:notes].strip(" │") == "" and following[notes:].strip()
         term.press(ESC)
         assert term.wait_exit() == 5
+    finally:
+        term.close()
+
+
+# --- the footer ---------------------------------------------------------------------
+
+LONG_DETAIL = "\n".join(f"detail line {n}" for n in range(30))
+
+
+def every_screen_batch() -> dict[str, object]:
+    return ask(
+        "r1",
+        question(
+            "lang", "Which language?", "Python", "Rust", header="Language", detail=LONG_DETAIL
+        ),
+        question("tools", "Which tools?", "lint", "tests", header="Tools", multiSelect=True),
+        question("name", "Project name?", header="Name"),
+        {
+            "id": "plan",
+            "question": "Approve this plan?",
+            "header": "Plan",
+            "detail": PLAN_WITH_TABLE,
+            "intent": {"kind": "plan-review", "approve": "Approve"},
+            "options": [{"label": "Approve"}, {"label": "Reject"}],
+        },
+        agent={"id": "deploy-bot"},
+    )
+
+
+def serve(tmp_path: Path, *requests: dict[str, object], cols: int = 80, rows: int = 30) -> Term:
+    source = tmp_path / "requests.jsonl"
+    register = {"type": "register", "agent": {"id": "deploy-bot"}}
+    source.write_text("".join(json.dumps(r) + "\n" for r in (register, *requests)))
+    out = tmp_path / "answers.jsonl"
+    return Term(f"{shlex.quote(USERQ)} < {source} > {out}", rows=rows, cols=cols)
+
+
+def footer(term: Term, first: str) -> list[str]:
+    """The key legend: from the line that starts with ``first`` to the end."""
+    lines = [line for line in term.text.split("\n") if line.strip()]
+    start = max(i for i, line in enumerate(lines) if line.startswith(first))
+    return lines[start:]
+
+
+def assert_footer(term: Term, first: str, *pairs: str) -> None:
+    lines = footer(term, first)
+    text = "  ".join(lines)
+    for pair in pairs:
+        assert pair in text, (pair, lines)  # whole: a pair never splits, nothing cut off
+    # Balanced: a wrapped legend never leaves one pair alone on its last line.
+    assert len(lines) == 1 or "  " in lines[-1], lines
+
+
+@pytest.mark.parametrize("cols", [80, 100])
+def test_every_footer_fits_the_width_and_wraps_between_keys(tmp_path: Path, cols: int) -> None:
+    term = serve(tmp_path, every_screen_batch(), cols=cols)
+    try:
+        term.wait_for("Which language?")
+        assert_footer(term, "↑↓", "↑↓ move", "Enter choose", "d detail", "Esc cancel")
+        term.press("d")
+        term.wait_for("back to the question")
+        assert_footer(term, "↑↓", "q/Esc/Enter back to the question")
+        term.press("q")
+        term.wait_for("Which language?")
+        term.press("/")
+        term.wait_for("type to filter")
+        assert_footer(term, "type", "Enter choose", "Esc clear")
+        term.press(ESC)
+        term.wait_gone("type to filter")
+        term.press("o")
+        term.wait_for("Enter accept")
+        assert_footer(term, "Enter", "Esc back to the list", "Ctrl-C cancel")
+        term.press(ESC)
+        term.wait_gone("Enter accept")
+        term.press("1")
+        term.wait_for("Which tools?")
+        assert_footer(term, "↑↓", "Space/1-9 tick", "←/Shift-Tab previous", "Esc cancel")
+        term.press(" ", ENTER)
+        term.wait_for("Project name?")
+        assert_footer(term, "Enter", "Enter submit", "Shift-Tab previous question", "Esc cancel")
+        term.press("x", ENTER)
+        term.wait_for("Approve this plan?")
+        assert_footer(term, "↑↓", "PgUp/PgDn scroll the plan", "Esc cancel")
+        term.wait_for(f"{P} 2. ✘ Reject")  # never starts on the approval
+        term.press(ENTER)
+        term.wait_for("Review your 4 answers")
+        assert_footer(term, "↑↓", "Enter submit / change", "←/Shift-Tab previous", "Esc cancel")
+        term.press(ESC)
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+
+
+def test_the_tab_bar_wraps_between_tabs_at_40_columns(tmp_path: Path) -> None:
+    term = serve(tmp_path, every_screen_batch(), cols=40)
+    try:
+        screen = term.wait_for("Which language?")
+        title = screen.split("Which language?")[0].rstrip("\n").split("\n")
+        assert len(title) > 1, title  # it does wrap here
+        assert title[0].startswith("1/4")
+        assert all(not line.startswith(" ") for line in title), title
+        assert "Language" in screen and "Tools" in screen and "Name" in screen
+        assert "asked by deploy-bot" in screen
+        term.press(ESC)
+        assert term.wait_exit() == 0
     finally:
         term.close()

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 from prompt_toolkit.application import Application
-from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import DynamicContainer, Layout
 from prompt_toolkit.output import ColorDepth
@@ -39,6 +38,7 @@ from .notify import origin
 from .screen import Context, Nav, Screen
 from .select import SelectState, new_state, select_screen
 from .terminal import Terminal
+from .wrap import Line, Piece
 
 # The plan pager, the review and the text screen are imported where they are
 # first shown: the usual ask is one select, and it is drawn sooner without
@@ -251,43 +251,44 @@ class _Flow:
 
     # --- the status line --------------------------------------------------
 
-    def _title(self, index: int) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
+    def _title(self, index: int) -> list[Piece]:
+        out: list[Piece] = []
         count = len(self.questions)
         if count > 1:
-            out.append(("class:position", f"{index + 1}/{count} "))
+            out.append(([], [("class:position", f"{index + 1}/{count}")]))
             out += self._tabs(index)
         elif self.questions[0].header:
-            out += untrusted(f" {self.questions[0].header} ", "class:tag")
+            out.append(([], untrusted(f" {self.questions[0].header} ", "class:tag")))
         return out + self._source()
 
-    def _review_title(self) -> StyleAndTextTuples:
-        return [("class:position", "review "), *self._tabs(-1), *self._source()]
+    def _review_title(self) -> list[Piece]:
+        return [([], [("class:position", "review")]), *self._tabs(-1), *self._source()]
 
-    def _tabs(self, current: int) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
+    def _tabs(self, current: int) -> list[Piece]:
+        out: list[Piece] = []
         for index, question in enumerate(self.questions):
             name = question.header or f"Q{index + 1}"
             answer = self.answers.get(question.id)
-            if index == current:
-                mark, style = " ", "class:tag.current"
+            if index == current:  # in reverse video: padded, like a tab
+                tab, style = f" {name} ", "class:tag.current"
             elif answer is None:
-                mark, style = " ", "class:tag.todo"
+                tab, style = name, "class:tag.todo"
             else:
-                mark = SKIPPED_MARK if answer.skipped else ANSWERED_MARK
+                tab = f"{SKIPPED_MARK if answer.skipped else ANSWERED_MARK}{name}"
                 style = "class:tag.skipped" if answer.skipped else "class:tag.done"
-            out += [("", " "), *untrusted(f"{mark}{name} ", style)]
+            out.append(([("", "  ")], untrusted(tab, style)))
         return out
 
-    def _source(self) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
+    def _source(self) -> list[Piece]:
+        out: list[Piece] = []
+        gap: Line = [("class:source", "  ")]
         who = self.info.who()
         if who:
-            asked = "  asked by " if self.info.agent else "  asked from "
-            out += [("class:source", asked), *untrusted(who, "class:source")]
+            asked = "asked by " if self.info.agent else "asked from "
+            out.append((gap, [("class:source", asked), *untrusted(who, "class:source")]))
         waiting = self.info.waiting_text()
         if waiting:
-            out.append(("class:source", f"  · {waiting}"))
+            out.append((gap, [("class:source", f"· {waiting}")]))
         return out
 
 

@@ -11,7 +11,7 @@ The answer is encoded exactly as for a generic question.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -22,9 +22,9 @@ from .._protocol.messages import AskUserQuestionItem
 from .common import APPROVE_MARK, DECLINE_MARK, bind, is_plan_review, untrusted
 from .legend import legend_window
 from .listview import Item
-from .screen import Context, Screen, question_lines, text_window
+from .screen import Context, Screen, question_lines, text_window, title_window
 from .select import SelectState, new_state, select_screen
-from .wrap import Line, WrappedText, width_of, wrap
+from .wrap import Line, Piece, WrappedText, width_of, wrap
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$")
@@ -71,7 +71,7 @@ def plan_screen(question: AskUserQuestionItem, state: SelectState, ctx: Context)
 
 def pager_screen(
     question: AskUserQuestionItem,
-    title: Callable[[], StyleAndTextTuples],
+    title: Callable[[], Sequence[Piece]],
     close: Callable[[], None],
 ) -> Screen:
     """The whole detail of a question, scrollable; any of q/Esc/Enter returns."""
@@ -91,7 +91,7 @@ def pager_screen(
     legend = [("↑↓ PgUp/PgDn", "scroll"), ("q/Esc/Enter", "back to the question")]
     container = HSplit(
         [
-            text_window(lambda width: wrap(title(), width), live=True, chrome=True),
+            title_window(title),
             text_window(question_lines(question), chrome=True),
             window,
             text_window(

@@ -15,8 +15,8 @@ from .._protocol.messages import AskUserQuestionItem
 from .common import POINTER, Answer, bind, picked, untrusted
 from .legend import legend_window
 from .listview import number_column, scrolled
-from .screen import Screen, text_window
-from .wrap import Line, width_of, wrap
+from .screen import Screen, text_window, title_window
+from .wrap import Line, Piece, width_of, wrap
 
 SUBMIT = "Submit these answers"
 
@@ -45,7 +45,7 @@ def review_screen(
     questions: Sequence[AskUserQuestionItem],
     answers: Mapping[str, Answer],
     state: ReviewState,
-    title: Callable[[], StyleAndTextTuples],
+    title: Callable[[], Sequence[Piece]],
     *,
     edit: Callable[[int], None],
     submit: Callable[[], None],
@@ -83,7 +83,7 @@ def review_screen(
     body = Window(_ReviewRows(questions, answers, state), height=Dimension(min=3))
     container = HSplit(
         [
-            text_window(lambda width: wrap(title(), width), live=True, chrome=True),
+            title_window(title),
             text_window(
                 lambda width: [[("class:question", f"Review your {count} answers")]], chrome=True
             ),

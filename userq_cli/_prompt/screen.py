@@ -26,7 +26,7 @@ from prompt_toolkit.layout import (
 from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, untrusted
 from .legend import CHROME_WEIGHT, Pair, legend_window
-from .wrap import Line, WrappedText, wrap
+from .wrap import Line, Piece, WrappedText, fill, wrap
 
 
 class Screen(msgspec.Struct):
@@ -49,7 +49,7 @@ class Context(msgspec.Struct):
     """Per-screen information from the flow."""
 
     #: The status line: position in the batch, headers, who asks.
-    title: Callable[[], StyleAndTextTuples]
+    title: Callable[[], Sequence[Piece]]
     nav: Nav
 
 
@@ -67,6 +67,11 @@ def text_window(
     """
     height = Dimension(min=1, weight=CHROME_WEIGHT) if chrome else None
     return Window(WrappedText(render, cache=not live), height=height, dont_extend_height=True)
+
+
+def title_window(title: Callable[[], Sequence[Piece]]) -> Window:
+    """The status line: wraps between its tabs and parts, never inside one."""
+    return text_window(lambda width: fill(title(), width), live=True, chrome=True)
 
 
 def question_lines(question: AskUserQuestionItem) -> Callable[[int], list[Line]]:
@@ -103,7 +108,7 @@ def frame(
             dont_extend_height=True,
         )
     parts: list[Container] = [
-        text_window(lambda width: wrap(ctx.title(), width), live=True, chrome=True),
+        title_window(ctx.title),
         text_window(question_lines(question), chrome=True),
     ]
     if detail is not None:
