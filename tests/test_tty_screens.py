@@ -70,7 +70,7 @@ def every_screen_batch() -> dict[str, object]:
         {
             "id": "plan",
             "question": "Approve this plan?",
-            "header": "Plan",
+            "header": "Database",
             "detail": PLAN_WITH_TABLE,
             "intent": {"kind": "plan-review", "approve": "Approve"},
             "options": [{"label": "Approve"}, {"label": "Reject"}],
@@ -137,6 +137,9 @@ def test_every_footer_fits_the_width_and_wraps_between_keys(tmp_path: Path, cols
         term.press(ENTER)
         term.wait_for("Review your 4 answers")
         assert_footer(term, "↑↓", "Enter submit / change", "←/Shift-Tab previous", "Esc cancel")
+        term.press("2")  # back to an answered question: both previous and next
+        term.wait_for_all("Which tools?", "Space/1-9 tick")
+        assert_footer(term, "↑↓", "←/Shift-Tab previous", "→/Tab next", "Esc cancel")
         term.press(ESC)
         assert term.wait_exit() == 0
     finally:
