@@ -160,3 +160,25 @@ def test_the_tab_bar_wraps_between_tabs_at_40_columns(tmp_path: Path) -> None:
         assert term.wait_exit() == 0
     finally:
         term.close()
+
+
+# --- the detail key ------------------------------------------------------------------
+
+
+def test_the_detail_key_is_offered_only_when_the_detail_does_not_fit(tmp_path: Path) -> None:
+    short = question("a", "Proceed?", "Yes", "No", detail="one line of detail")
+    long = question("b", "Really?", "Yes", "No", detail=LONG_DETAIL)
+    text = question("c", "Why?", detail="one line of detail")
+    term = serve(tmp_path, ask("r1", short, long, text), cols=80)
+    try:
+        term.wait_for_all("Proceed?", "one line of detail", "Esc cancel")
+        assert "d detail" not in term.text
+        term.press("1")
+        term.wait_for_all("Really?", "more lines: press d to read all", "d detail")
+        term.press("1")
+        term.wait_for_all("Why?", "one line of detail", "Ctrl-S skip")
+        assert "Ctrl-O detail" not in term.text
+        term.press(ESC)
+        assert term.wait_exit() == 0
+    finally:
+        term.close()

@@ -79,14 +79,32 @@ def question_lines(question: AskUserQuestionItem) -> Callable[[int], list[Line]]
     return lambda width: wrap(text, width)
 
 
-def detail_control(question: AskUserQuestionItem, key: str) -> WrappedText:
+class DetailPane:
     """The detail under the question, clipped to a third of the screen; the
-    last line says how to read the rest."""
-    text = untrusted(question.detail or "", "class:detail", multiline=True)
-    return WrappedText(
-        lambda width: wrap(text, width),
-        more_note=f"{{hidden}} more lines: press {key} to read all",
-    )
+    last line says how to read the rest (``key``)."""
+
+    def __init__(self, question: AskUserQuestionItem, key: str) -> None:
+        text = untrusted(question.detail or "", "class:detail", multiline=True)
+        self.control = WrappedText(
+            lambda width: wrap(text, width),
+            more_note=f"{{hidden}} more lines: press {key} to read all",
+        )
+        self.window = Window(
+            self.control,
+            height=lambda: Dimension(min=1, max=self.max_height()),
+            dont_extend_height=True,
+        )
+
+    @staticmethod
+    def max_height() -> int:
+        return max(3, rows() // 3)
+
+    def hidden(self) -> bool:
+        """Some of the detail is not on screen: only then is the key that
+        shows all of it worth its place in the legend. Known before the
+        frame is drawn (its lines are wrapped when its height is asked), so
+        the legend's height and its text agree."""
+        return self.control.total > self.max_height() or self.control.clipped
 
 
 def frame(
@@ -98,15 +116,8 @@ def frame(
     *,
     key_bindings: KeyBindings,
     detail: Container | None = None,
-    detail_key: str = "d",
 ) -> HSplit:
     """Title, question, detail, body, message and key legend, top to bottom."""
-    if detail is None and question.detail:
-        detail = Window(
-            detail_control(question, detail_key),
-            height=lambda: Dimension(min=1, max=max(3, rows() // 3)),
-            dont_extend_height=True,
-        )
     parts: list[Container] = [
         title_window(ctx.title),
         text_window(question_lines(question), chrome=True),

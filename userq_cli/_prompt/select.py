@@ -25,7 +25,7 @@ from .common import Answer, bind, picked, untrusted
 from .legend import Pair
 from .listview import Item, ListState, OptionList
 from .sanitize import clean
-from .screen import Context, Screen, frame
+from .screen import Context, DetailPane, Screen, frame
 from .wrap import WrappedText
 
 Mode = Literal["list", "filter", "other"]
@@ -93,6 +93,7 @@ class _Select:
         self.list = state.options
         self.ctx = ctx
         self.pager = pager
+        self.detail = DetailPane(question, "d") if question.detail and pager is None else None
         state.mode = "list"  # a screen (re)opens on its list
         self.other_buffer = Buffer(multiline=False, name=f"other:{question.id}")
         self.list_window = Window(
@@ -117,7 +118,7 @@ class _Select:
         other_line = ConditionalContainer(
             self.other_window, filter=Condition(lambda: self.state.mode == "other")
         )
-        detail = None
+        detail: Container | None = self.detail.window if self.detail else None
         if self.pager is not None:
             pager = self.pager
             detail = HSplit(
@@ -175,7 +176,7 @@ class _Select:
         pairs += [("←/Shift-Tab", "previous")] if nav.back else []
         pairs += [("→/Tab", "next")] if nav.forward else []
         pairs.append(("/", "filter"))
-        if self.pager is None and self.question.detail and nav.read_detail:
+        if self.detail and self.detail.hidden() and nav.read_detail:
             pairs.append(("d", "detail"))
         return [*pairs, ("Esc", "cancel")]
 

@@ -180,6 +180,7 @@ class WrappedText(UIControl):
         self.more_note = more_note
         self.top = 0
         self.last_height = 0
+        self.clipped = False  # the last frame left lines out (not a pager)
         self._cache: tuple[int, list[Line]] | None = None
 
     def lines(self, width: int) -> list[Line]:
@@ -210,6 +211,7 @@ class WrappedText(UIControl):
             shown = lines[self.top : self.top + height]
         else:
             hidden = len(lines) - height + 1
+            self.clipped = hidden > 1
             shown = clip(lines, height, width, self.more_note.format(hidden=hidden))
         return UIContent(
             get_line=lambda i: shown[i],
