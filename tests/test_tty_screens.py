@@ -8,6 +8,7 @@ import json
 import shlex
 from pathlib import Path
 
+import pyte
 import pytest
 from processes import USERQ
 from ptyterm import ENTER, ESC, P, Term, ask, question
@@ -182,3 +183,47 @@ def test_the_detail_key_is_offered_only_when_the_detail_does_not_fit(tmp_path: P
         assert term.wait_exit() == 0
     finally:
         term.close()
+
+
+def ever_shown(term: Term, *texts: str) -> bool:
+    """Whether the screen showed all of ``texts`` at some moment: what was
+    drawn, replayed one control sequence at a time."""
+    screen = pyte.Screen(term.screen.columns, term.screen.lines)
+    stream = pyte.ByteStream(screen)
+    first, *rest = bytes(term.raw).split(b"\x1b")
+    stream.feed(first)
+    for piece in rest:
+        stream.feed(b"\x1b" + piece)
+        shown = "\n".join(screen.display)
+        if all(text in shown for text in texts):
+            return True
+    return False
+
+
+# --- numbers past 9 ------------------------------------------------------------------
+
+
+def pick_of_twelve(tmp_path: Path, *keys: str, hint: bool = False) -> str:
+    out = tmp_path / "out"
+    labels = " ".join(f"-o o{n}" for n in range(1, 13))
+    term = Term(f"{shlex.quote(USERQ)} ask 'Which one?' {labels} > {out}", rows=30)
+    try:
+        term.wait_for_all("12. o12", "1-12 pick")
+        for key in keys:
+            term.press(key)
+        assert term.wait_exit() == 0
+        # The number so far was shown while the next digit could still come
+        # (drawn, then erased with the prompt: looked for in every frame
+        # drawn, as a loaded machine may read both frames at once).
+        assert not hint or ever_shown(term, "1… (the next digit, or Enter)", f"{P}  1. o1")
+    finally:
+        term.close()
+    return out.read_text()
+
+
+def test_two_digits_pick_row_12(tmp_path: Path) -> None:
+    assert pick_of_twelve(tmp_path, "1", "2") == "o12\n"
+
+
+def test_one_digit_that_could_go_on_picks_its_row_after_a_pause(tmp_path: Path) -> None:
+    assert pick_of_twelve(tmp_path, "1", hint=True) == "o1\n"
