@@ -5,13 +5,18 @@ numbers past 9."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
+import termios
+import time
 from pathlib import Path
+from typing import Any
 
 import pyte
 import pytest
 from processes import USERQ
-from ptyterm import ENTER, ESC, P, Term, ask, question
+from ptyterm import CTRL_C, ENTER, ESC, TIMEOUT, P, Term, ask, question
 
 PLAN_WITH_TABLE = """# Rollout
 
@@ -227,3 +232,92 @@ def test_two_digits_pick_row_12(tmp_path: Path) -> None:
 
 def test_one_digit_that_could_go_on_picks_its_row_after_a_pause(tmp_path: Path) -> None:
     assert pick_of_twelve(tmp_path, "1", hint=True) == "o1\n"
+
+
+# --- typeahead is not echoed ---------------------------------------------------------
+
+STTY_MARK = "STTY:"
+
+
+def echo_is_on(settings: list[Any]) -> bool:
+    return bool(settings[3] & termios.ECHO)
+
+
+def between_echo_off_and_the_prompt(term: Term) -> None:
+    """Wait for the moment userq has turned echo off for a question bound
+    for the terminal, but the prompt has not yet taken the terminal (which
+    turns canonical mode off too). Without echo off from start-up, the two
+    happen in one step and this moment never comes."""
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        settings = term.settings()
+        if not echo_is_on(settings):
+            assert settings[3] & termios.ICANON, "echo stayed on until the prompt took the terminal"
+            return
+        time.sleep(0.0005)
+    raise AssertionError("echo never went off")
+
+
+def echo_after_exit(term: Term) -> bool:
+    """What ``stty -a`` said after userq exited (the command runs it next)."""
+    term.wait_exit()
+    words = term.text.split(STTY_MARK, 1)[1].split()
+    assert "echo" in words or "-echo" in words, words
+    return "echo" in words
+
+
+def asking(tmp_path: Path) -> Term:
+    out = tmp_path / "out"
+    return Term(
+        f"{shlex.quote(USERQ)} ask 'Pick one' -o a -o b -o c > {out}; echo {STTY_MARK}; stty -a",
+        rows=40,
+    )
+
+
+def test_keys_typed_before_the_prompt_are_not_echoed(tmp_path: Path) -> None:
+    term = asking(tmp_path)
+    try:
+        between_echo_off_and_the_prompt(term)
+        term.press("2", "x")
+        screen = term.wait_for("3. c")
+        assert "x" not in screen and screen.count("2") == 1, screen  # only the row "2. b"
+        assert f"{P} 1. a" in screen  # and the 2 picked nothing
+        term.press(ENTER)
+        assert echo_after_exit(term)
+    finally:
+        term.close()
+    assert (tmp_path / "out").read_text() == "a\n"
+
+
+def userq_pid(term: Term) -> int:
+    """The pid of userq, the shell's child."""
+    shell = term.child.pid
+    deadline = time.monotonic() + TIMEOUT
+    while time.monotonic() < deadline:
+        children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+        if children:
+            return int(children[0])
+        time.sleep(0.01)
+    raise AssertionError("userq never started")
+
+
+@pytest.mark.parametrize(
+    "ending",
+    ["answer", "esc", "ctrl-c", "sigterm at the prompt", "sigterm before the prompt", "sighup"],
+)
+def test_echo_is_restored_however_userq_ends(tmp_path: Path, ending: str) -> None:
+    term = asking(tmp_path)
+    try:
+        if ending == "sigterm before the prompt":
+            between_echo_off_and_the_prompt(term)
+            os.kill(userq_pid(term), signal.SIGTERM)
+        else:
+            term.wait_for("3. c")
+            if ending in ("answer", "esc", "ctrl-c"):
+                term.press({"answer": ENTER, "esc": ESC, "ctrl-c": CTRL_C}[ending])
+            else:
+                signum = signal.SIGHUP if ending == "sighup" else signal.SIGTERM
+                os.kill(userq_pid(term), signum)
+        assert echo_after_exit(term)
+    finally:
+        term.close()
