@@ -321,3 +321,44 @@ def test_echo_is_restored_however_userq_ends(tmp_path: Path, ending: str) -> Non
         assert echo_after_exit(term)
     finally:
         term.close()
+
+
+# --- the time left -------------------------------------------------------------------
+
+
+def test_the_time_left_counts_down_each_second(tmp_path: Path) -> None:
+    term = Term(f"{shlex.quote(USERQ)} ask 'Pick one' -o a -o b --timeout 3 > {tmp_path / 'out'}")
+    try:
+        for shown in ("0:03 left", "0:02 left", "0:01 left"):
+            term.wait_for(shown)
+        assert term.wait_exit() == 4  # withdrawn: ASK_ABORTED
+    finally:
+        term.close()
+
+
+def test_the_time_left_in_minutes_and_in_plain_mode(tmp_path: Path) -> None:
+    term = Term(f"{shlex.quote(USERQ)} ask 'Pick one' -o a -o b --timeout 125")
+    try:
+        term.wait_for_all("2:05 left", "2. b")
+        term.wait_for("2:04 left")
+        term.press(ESC)
+        assert term.wait_exit() == 5
+    finally:
+        term.close()
+    term = Term(f"{shlex.quote(USERQ)} ask 'Pick one' -o a -o b --timeout 90 --plain")
+    try:
+        term.wait_for(
+            "(This request is withdrawn if it is not answered within 1 minute 30 seconds.)"
+        )
+        term.press(ESC)
+        assert term.wait_exit() == 5
+    finally:
+        term.close()
+    term = Term(f"{shlex.quote(USERQ)} ask 'Pick one' -o a -o b")  # no timeout: no countdown
+    try:
+        screen = term.wait_for("2. b")
+        assert "left" not in screen
+        term.press(ESC)
+        assert term.wait_exit() == 5
+    finally:
+        term.close()

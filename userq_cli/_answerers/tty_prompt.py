@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from .chain import Answerer
+from .chain import ASK_DEADLINE, Answerer
 from .config import ChainConfig, TerminalHold
 from .diagnostics import say
 
@@ -284,6 +284,7 @@ class TtyAnswerer(Answerer):
             waiting=lambda: self._waiting,
             default_label=self._default_label,
             enter_guard=self._enter_guard,
+            deadline=ASK_DEADLINE.get(),
         )
         self._on_screen = info
         try:

@@ -11,6 +11,9 @@ doing, and the prompt erases itself when done, whatever way it ends.
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -72,10 +75,23 @@ class RequestInfo(msgspec.Struct):
     #: The terminal's guard against the Enter of a "2, Enter" habit; the
     #: answerer passes one that outlives the request.
     enter_guard: EnterGuard = msgspec.field(default_factory=EnterGuard)
+    #: When the request times out, on the `time.monotonic` clock (None: never).
+    deadline: float | None = None
 
     def who(self) -> str:
         """Who asks, from where, as caller text (show it sanitized)."""
         return origin(self.agent, self.via)
+
+    def seconds_left(self) -> float | None:
+        if self.deadline is None:
+            return None
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def time_left(self) -> tuple[int, int, int]:
+        """Hours, minutes and seconds before the timeout (rounded up)."""
+        minutes, seconds = divmod(math.ceil(self.seconds_left() or 0), 60)
+        hours, minutes = divmod(minutes, 60)
+        return hours, minutes, seconds
 
     def waiting_text(self) -> str:
         """ "2 more requests waiting", or "" when none waits."""
@@ -114,6 +130,12 @@ async def ask(
     flow.app = app
     info.app = app
     guard_enter(app, info.enter_guard)
+    if info.deadline is not None:
+
+        def start_counting() -> None:
+            app.create_background_task(_count_down(app, info))
+
+        app.pre_run_callables.append(start_counting)
     try:
         return await run(app)
     finally:
@@ -289,7 +311,24 @@ class _Flow:
         waiting = self.info.waiting_text()
         if waiting:
             out.append((gap, [("class:source", f"· {waiting}")]))
+        left = self.info.seconds_left()
+        if left is not None:
+            style = "class:warning" if left <= LAST_MINUTE else "class:source"
+            hours, minutes, seconds = self.info.time_left()
+            clock = f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
+            out.append((gap, [(style, f"· {clock} left")]))
         return out
+
+
+#: Under this many seconds left, the countdown is a warning.
+LAST_MINUTE = 60
+
+
+async def _count_down(app: Application[dict[str, Answer]], info: RequestInfo) -> None:
+    """Redraw as the time left turns each second (the title shows it)."""
+    while (left := info.seconds_left()) is not None and left > 0:
+        await asyncio.sleep(left % 1 or 1)
+        app.invalidate()
 
 
 def _forget_height(app: Application[dict[str, Answer]], screen: Screen) -> None:
