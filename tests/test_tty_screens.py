@@ -362,3 +362,19 @@ def test_the_time_left_in_minutes_and_in_plain_mode(tmp_path: Path) -> None:
         assert term.wait_exit() == 5
     finally:
         term.close()
+
+
+# --- the README's key table ----------------------------------------------------------
+
+
+def test_the_readme_key_table_says_what_the_footers_say() -> None:
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    rows = [line.split("|")[1:4] for line in readme.splitlines() if line.startswith("| ")]
+    esc = {where.strip(): what.strip() for keys, where, what in rows if "Esc" in keys}
+    # The footers: "Esc back to the list", "Esc clear", "q/Esc/Enter back to
+    # the question", "Esc cancel" (test_every_footer_fits_the_width_and_wraps...).
+    assert esc["the Other field"] == "back to the list"
+    assert esc["a filter"].startswith("clear the filter")
+    assert esc["the pager"] == "back to the question"
+    assert "dismiss the request" in esc["a list, a text field, the review"]
+    assert "everywhere" not in esc
