@@ -184,3 +184,20 @@ def test_the_enter_that_ends_a_number_does_not_answer_the_next_question() -> Non
     yes_no = options("n", "yes", "no")
     answers = answer([TWELVE, yes_no], "1", ENTER, ENTER, DOWN, ENTER, ENTER)  # and submit
     assert answers["q"] == Answer(("o1",)) and answers["n"] == Answer(("no",))
+
+
+def test_numbers_past_9_reopen_an_answer_at_the_review() -> None:
+    batch = [options(f"q{n}", "a", "b") for n in range(1, 13)]
+    answers = answer(batch, *["1"] * 12, "1", "1", "2", ENTER, ENTER)
+    assert answers["q11"] == Answer(("b",))
+    assert all(answers[f"q{n}"] == Answer(("a",)) for n in range(1, 13) if n != 11)
+
+
+def test_a_digit_past_the_last_row_does_nothing() -> None:
+    assert answer(ABC, "7", "0", "2") == {"q": Answer(("b",))}
+
+
+def test_a_digit_past_the_last_question_does_nothing_at_the_review() -> None:
+    batch = [options(f"q{n}", "a", "b") for n in range(1, 4)]
+    answers = answer(batch, "1", "1", "1", "7", ENTER)  # the cursor stays on Submit
+    assert answers == {f"q{n}": Answer(("a",)) for n in range(1, 4)}

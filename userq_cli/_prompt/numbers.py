@@ -44,8 +44,8 @@ class NumberEntry:
         self._stop_timer()
         rows = self._rows()
         typed = (self.typed + digit).lstrip("0")
-        if typed and int(typed) > rows:
-            typed = digit.lstrip("0")  # past the last row: a new number starts
+        if typed and int(typed) > rows:  # past the last row: a new number starts
+            typed = digit.lstrip("0") if int(digit) <= rows else ""
         self.typed = typed
         if not typed:
             return
