@@ -4,10 +4,11 @@ row 12).
 
 A digit that cannot be followed by another (``7`` in a list of 12: no row 70)
 acts at once, as every digit does on a list of up to 9 rows. Otherwise the
-cursor shows the row so far and the number is acted on when the next key is
-not a digit, Enter included (Enter completes it: ``1``, ``2``, Enter is row
-12, nothing more), or after `NUMBER_GAP` without a key. Any other key drops
-the number: the cursor stays on the row it showed, nothing is picked.
+cursor shows the row so far, and the number is acted on at Enter (which
+only completes it: ``1``, Enter is row 1, nothing more) or after
+`NUMBER_GAP` without a key. Any other key drops the number: the cursor
+stays on the row it showed, nothing is picked. A digit past the last row
+starts a new number, or is ignored when no row has it either.
 """
 
 from __future__ import annotations
