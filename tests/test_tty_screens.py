@@ -266,16 +266,21 @@ def echo_after_exit(term: Term) -> bool:
     return "echo" in words
 
 
-def asking(tmp_path: Path) -> Term:
+def asking(tmp_path: Path, *, slow_start: bool = False) -> Term:
+    """``userq ask`` on a pty, then ``stty -a``. ``slow_start``: every module
+    compiled afresh, so that the prompt's imports, between echo off and the
+    prompt, take long enough (a second, not a fifth) for a loaded machine's
+    scheduler to let the test see that moment."""
     out = tmp_path / "out"
     return Term(
         f"{shlex.quote(USERQ)} ask 'Pick one' -o a -o b -o c > {out}; echo {STTY_MARK}; stty -a",
         rows=40,
+        env={"PYTHONPYCACHEPREFIX": str(tmp_path / "pycache")} if slow_start else {},
     )
 
 
 def test_keys_typed_before_the_prompt_are_not_echoed(tmp_path: Path) -> None:
-    term = asking(tmp_path)
+    term = asking(tmp_path, slow_start=True)
     try:
         between_echo_off_and_the_prompt(term)
         term.press("2", "x")
@@ -306,7 +311,7 @@ def userq_pid(term: Term) -> int:
     ["answer", "esc", "ctrl-c", "sigterm at the prompt", "sigterm before the prompt", "sighup"],
 )
 def test_echo_is_restored_however_userq_ends(tmp_path: Path, ending: str) -> None:
-    term = asking(tmp_path)
+    term = asking(tmp_path, slow_start=ending == "sigterm before the prompt")
     try:
         if ending == "sigterm before the prompt":
             between_echo_off_and_the_prompt(term)
