@@ -322,12 +322,15 @@ class _Flow:
 
 #: Under this many seconds left, the countdown is a warning.
 LAST_MINUTE = 60
+#: How long after the turn of a second the countdown redraws.
+TICK_MARGIN = 0.01
 
 
 async def _count_down(app: Application[dict[str, Answer]], info: RequestInfo) -> None:
     """Redraw as the time left turns each second (the title shows it)."""
     while (left := info.seconds_left()) is not None and left > 0:
-        await asyncio.sleep(left % 1 or 1)
+        # Just past the turn of the second, so the redraw shows the new one.
+        await asyncio.sleep(left % 1 + TICK_MARGIN)
         app.invalidate()
 
 
