@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._protocol.answer_values import AnswerValue
+from .._protocol.errors import quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import NeverWaits
 from .config import ChainConfig
@@ -92,7 +93,9 @@ class DefaultsAnswerer(NeverWaits):
         return found
 
     def why_not(self, question_ids: Sequence[str]) -> str:
-        return (
-            "an approval is never answered by policy (userq confirm: only its --default);"
-            " a human must give it"
-        )
+        if self._approval_label is not None:  # userq confirm: its yes is the approval
+            return (
+                f"its yes ({quote(self._approval_label)}) is an approval, never answered by"
+                " policy; a human must give it, or --default names the answer"
+            )
+        return "an approval is never answered by policy; a human must give it"

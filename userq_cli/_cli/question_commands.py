@@ -58,9 +58,58 @@ def _id_option(default: str) -> Any:
     return typer.Option(
         "--id",
         metavar="ID",
+        callback=_not_blank,
         help=f"Question id, for preseeding as USERQ_ANSWER_<ID> [default: {default}].",
         show_default=False,
     )
+
+
+# --- what the user typed: mistakes are usage errors ---------------------------
+# Checked here, where the option is known, so the message names it (typer's
+# usage error, exit 2) instead of a protocol path the user never wrote.
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise typer.BadParameter("cannot be empty")
+    return value
+
+
+def _question(value: str) -> str:
+    if not value.strip():
+        raise typer.BadParameter("the question is empty")
+    return value
+
+
+def _label(value: str) -> str:
+    _check_labels([value])
+    return value
+
+
+def _labels(value: list[str] | None) -> list[str] | None:
+    _check_labels(value or [])
+    return value
+
+
+def _check_labels(labels: Sequence[str], hint: str | None = None, first: str = "") -> None:
+    """Each label shows something, and no two look the same on screen (the
+    protocol's rule for options: `looks_like_key`). ``first``: the option
+    that gave ``labels[0]``, when another (``hint``) gave the rest."""
+    from .._protocol.visible import looks_like_key
+
+    seen: dict[str, int] = {}
+    for index, label in enumerate(labels):
+        key = looks_like_key(label)
+        if not key:
+            raise typer.BadParameter(f"the label {label!r} is empty", param_hint=hint)
+        if key in seen:
+            earlier = labels[seen[key]]
+            if seen[key] == 0 and first:
+                same = f"is the same as {first}"
+            else:
+                same = "is given twice" if earlier == label else f"looks the same as {earlier!r}"
+            raise typer.BadParameter(f"the label {label!r} {same}", param_hint=hint)
+        seen[key] = index
 
 
 # --- ask ----------------------------------------------------------------------
@@ -70,11 +119,16 @@ def _id_option(default: str) -> Any:
 def ask(
     ctx: typer.Context,
     question: Annotated[
-        str, typer.Argument(metavar="QUESTION", show_default=False, help="The question to ask.")
+        str,
+        typer.Argument(
+            metavar="QUESTION", show_default=False, callback=_question, help="The question to ask."
+        ),
     ],
     option: Annotated[
         list[str] | None,
-        typer.Option("-o", "--option", metavar="LABEL", help="An option (repeatable)."),
+        typer.Option(
+            "-o", "--option", metavar="LABEL", callback=_labels, help="An option (repeatable)."
+        ),
     ] = None,
     description: Annotated[
         list[str] | None,
@@ -124,10 +178,17 @@ class Default(StrEnum):
 def confirm(
     ctx: typer.Context,
     question: Annotated[
-        str, typer.Argument(metavar="QUESTION", show_default=False, help="The question to ask.")
+        str,
+        typer.Argument(
+            metavar="QUESTION", show_default=False, callback=_question, help="The question to ask."
+        ),
     ],
-    yes: Annotated[str, typer.Option("--yes", metavar="LABEL", help="The yes label.")] = "Yes",
-    no: Annotated[str, typer.Option("--no", metavar="LABEL", help="The no label.")] = "No",
+    yes: Annotated[
+        str, typer.Option("--yes", metavar="LABEL", callback=_label, help="The yes label.")
+    ] = "Yes",
+    no: Annotated[
+        str, typer.Option("--no", metavar="LABEL", callback=_label, help="The no label.")
+    ] = "No",
     default: Annotated[
         Default | None,
         typer.Option(
@@ -152,8 +213,7 @@ def confirm(
 
         if userq confirm "Delete 3 files?"; then rm -- *.tmp; fi
     """
-    if yes == no:
-        raise typer.BadParameter("--yes and --no must differ", param_hint="--no")
+    _check_labels([yes, no], hint="--no", first="--yes")
     item = AskUserQuestionItem(
         id=ask_id,
         question=question,
@@ -180,7 +240,8 @@ def review(
         Path, typer.Argument(metavar="PLAN-FILE", help="The plan, in markdown (- for stdin).")
     ],
     approve: Annotated[
-        str, typer.Option("--approve", metavar="LABEL", help="The approving option.")
+        str,
+        typer.Option("--approve", metavar="LABEL", callback=_label, help="The approving option."),
     ] = "Approve",
     option: Annotated[
         list[str] | None,
@@ -188,11 +249,15 @@ def review(
             "-o",
             "--option",
             metavar="LABEL",
+            callback=_labels,
             help="A declining option (repeatable) [default: Request changes].",
         ),
     ] = None,
     question: Annotated[
-        str, typer.Option("--question", metavar="TEXT", help="The question above the plan.")
+        str,
+        typer.Option(
+            "--question", metavar="TEXT", callback=_question, help="The question above the plan."
+        ),
     ] = "Approve this plan?",
     header: Annotated[
         str, typer.Option("--header", metavar="TEXT", help="A short tag shown above it.")
@@ -211,13 +276,15 @@ def review(
         userq review plan.md && ./apply-plan
     """
     labels = [approve, *(option or ["Request changes"])]
-    if len(set(labels)) != len(labels):
-        raise typer.BadParameter("every option must differ from --approve", param_hint="-o")
+    _check_labels(labels, hint="-o", first="--approve")
+    plan = _read_text(plan_file, "PLAN-FILE")
+    if not plan.strip():
+        raise typer.BadParameter("the plan is empty", param_hint="PLAN-FILE")
     item = AskUserQuestionItem(
         id=ask_id,
         question=question,
         header=header,
-        detail=_read_text(plan_file, "PLAN-FILE"),
+        detail=plan,
         options=[AskUserQuestionOption(label=label) for label in labels],
         intent=AskUserQuestionIntent(kind="plan-review", approve=approve),
     )
@@ -241,8 +308,6 @@ def _run(
     labels: bool = True,
     approval_label: str | None = None,
 ) -> Outcome:
-    if not item.question.strip():
-        raise typer.BadParameter("the question is empty", param_hint="QUESTION")
     if options.max_line_bytes is not None:
         # Never drop an option silently: it only limits what serve reads.
         raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
