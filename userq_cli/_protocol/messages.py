@@ -40,7 +40,15 @@ class Message(
     - ``tag_field="type"``: requests and responses are tagged unions on
       ``type``, so one decoder picks the right struct without guessing.
     - unknown fields are ignored (msgspec's default) for forward compatibility:
-      a newer client may send fields this version does not know.
+      a newer client may send fields this version does not know. The
+      question's parts (`AskUserQuestionItem`, `AskUserQuestionOption`,
+      `AskUserQuestionIntent`) are the exception, as types: decoded straight
+      into them, an unknown field fails. That lets the one typed decode of an
+      ask also prove it has none, so the usual ask costs nothing for the
+      near-miss check (`multi_select` for ``multiSelect`` is refused, not
+      ignored); userq's reader (`validation.decode_request`) checks an ask
+      that has some for near misses and drops the rest, so on the wire they
+      are still ignored.
     - ``gc=False``: a message is a tree (decoded from JSON, or built to be
       encoded), never part of a reference cycle, so the garbage collector
       need not track it; every ask builds several (about 0.1 us less per
@@ -58,21 +66,21 @@ class Part(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", gc=
 # --- questions -----------------------------------------------------------------
 
 
-class AskUserQuestionOption(Part, kw_only=True):
+class AskUserQuestionOption(Part, kw_only=True, forbid_unknown_fields=True):
     """One choice offered for a question."""
 
     label: NonEmpty
     description: str | None = None
 
 
-class AskUserQuestionIntent(Part, kw_only=True):
+class AskUserQuestionIntent(Part, kw_only=True, forbid_unknown_fields=True):
     """A presentation hint; ``kind`` selects it, unknown kinds render generically."""
 
     kind: NonEmpty
     approve: str | None = None
 
 
-class AskUserQuestionItem(Part, kw_only=True):
+class AskUserQuestionItem(Part, kw_only=True, forbid_unknown_fields=True):
     """One question of an ask."""
 
     id: NonEmpty
