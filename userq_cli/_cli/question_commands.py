@@ -225,7 +225,14 @@ def confirm(
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
     # The exit status is the answer; only typed text is worth printing.
     outcome = _run(
-        ctx, item, chain, json_output, default_label=chosen, labels=False, approval_label=yes
+        ctx,
+        item,
+        chain,
+        json_output,
+        default_label=chosen,
+        labels=False,
+        approval_label=yes,
+        confirm_labels=(yes, no),
     )
     raise typer.Exit(_decision(outcome, yes))
 
@@ -307,12 +314,18 @@ def _run(
     default_label: str | None = None,
     labels: bool = True,
     approval_label: str | None = None,
+    confirm_labels: tuple[str, str] | None = None,
 ) -> Outcome:
     if options.max_line_bytes is not None:
         # Never drop an option silently: it only limits what serve reads.
         raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
     try:
-        chain = options.build_chain(dict(os.environ), default_label, approval_label=approval_label)
+        chain = options.build_chain(
+            dict(os.environ),
+            default_label,
+            approval_label=approval_label,
+            confirm_labels=confirm_labels,
+        )
     except StartupError as exc:
         say(f"{exc}")
         raise typer.Exit(ExitStatus.USAGE) from None

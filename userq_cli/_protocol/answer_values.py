@@ -138,3 +138,28 @@ def _bad(question: AskUserQuestionItem, source: str, value: AnswerValue, why: st
         "BAD_ANSWER",
         f"question {quote(question.id)}: the {source} answer {quote(value)} does not fit: {why}",
     )
+
+
+# --- userq confirm: yes and no in words ----------------------------------------
+# Every other question's answer is one of its labels, exactly: a label is the
+# answer value itself (what a script reads back and compares), so "prod" must
+# not pass for "Prod", or "y" for "Yes". A confirm is the one question whose
+# two answers are known to mean yes and no whatever their labels, so a
+# preseeded yes/no may say so in the usual words.
+_YES_WORDS = frozenset({"y", "yes", "true"})
+_NO_WORDS = frozenset({"n", "no", "false"})
+
+
+def confirm_answer(value: AnswerValue, yes: str, no: str) -> AnswerValue:
+    """A preseeded answer to ``userq confirm``, whose labels are ``yes`` and
+    ``no``: ``y``, ``yes``, ``true`` (any case) mean ``yes``; ``n``, ``no``,
+    ``false`` mean ``no``. An exact label stays itself, and any other value
+    is left to `fit_answer` as it is."""
+    if not isinstance(value, str) or value in (yes, no):
+        return value
+    word = value.lower()
+    if word in _YES_WORDS:
+        return yes
+    if word in _NO_WORDS:
+        return no
+    return value
