@@ -43,7 +43,10 @@ def protocol_schema() -> dict[str, Any]:
         "title": f"userq protocol v{PROTOCOL_VERSION}",
         "description": (
             "One JSON object per line. Requests (client -> userq) are Request;"
-            " responses (userq -> client) are Response. Unknown fields are ignored."
+            " responses (userq -> client) are Response. Unknown fields are ignored, except"
+            " in a question, option or intent a near miss of a known field's name (the"
+            " same but for case, '_' and '-', as multi_select for multiSelect), which is"
+            " BAD_REQUEST."
         ),
         "anyOf": [{"$ref": "#/$defs/Request"}, {"$ref": "#/$defs/Response"}],
         "$defs": dict(sorted(defs.items())),
