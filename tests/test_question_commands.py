@@ -137,8 +137,8 @@ def test_description_pairing_in_process() -> None:
         (["ask", "Q?", "--detail-file", "/dev/zero"], "larger than the 16 MiB limit"),
         (["ask", "Q?", "--answerers", "nope"], "unknown answerer"),
         (["--max-line-bytes", "10", "ask", "Q?"], "applies to serve only"),
-        (["ask", " "], "the question is empty"),
-        (["review", "-", "--question", ""], "the question is empty"),
+        (["ask", " "], "must not be empty"),
+        (["review", "-", "--question", ""], "must not be empty"),
     ],
 )
 def test_usage_errors_exit_2(args: list[str], needle: str) -> None:

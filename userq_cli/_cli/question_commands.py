@@ -71,13 +71,7 @@ def _id_option(default: str) -> Any:
 
 def _not_blank(value: str) -> str:
     if not value.strip():
-        raise typer.BadParameter("cannot be empty")
-    return value
-
-
-def _question(value: str) -> str:
-    if not value.strip():
-        raise typer.BadParameter("the question is empty")
+        raise typer.BadParameter("must not be empty")
     return value
 
 
@@ -121,7 +115,7 @@ def ask(
     question: Annotated[
         str,
         typer.Argument(
-            metavar="QUESTION", show_default=False, callback=_question, help="The question to ask."
+            metavar="QUESTION", show_default=False, callback=_not_blank, help="The question to ask."
         ),
     ],
     option: Annotated[
@@ -180,7 +174,7 @@ def confirm(
     question: Annotated[
         str,
         typer.Argument(
-            metavar="QUESTION", show_default=False, callback=_question, help="The question to ask."
+            metavar="QUESTION", show_default=False, callback=_not_blank, help="The question to ask."
         ),
     ],
     yes: Annotated[
@@ -263,7 +257,7 @@ def review(
     question: Annotated[
         str,
         typer.Option(
-            "--question", metavar="TEXT", callback=_question, help="The question above the plan."
+            "--question", metavar="TEXT", callback=_not_blank, help="The question above the plan."
         ),
     ] = "Approve this plan?",
     header: Annotated[
