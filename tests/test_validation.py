@@ -448,3 +448,21 @@ def test_a_number_beyond_a_double_in_an_unknown_question_field_is_ignored(number
     ) % (number, number, number)
     [question] = parse_request(line).questions  # type: ignore[union-attr]
     assert (question.labels, question.intent) == (["a"], AskUserQuestionIntent(kind="k"))
+
+
+@pytest.mark.parametrize(
+    ("questions", "path"),
+    [
+        ([q(style=1), "not a question"], "$.questions[1]: expected `object`"),
+        ([q(style=1, options=[{"label": "a", "icon": 1}, 2])], "$.questions[0].options[1]:"),
+        ([q(style=1, options="a")], "$.questions[0].options: expected `array | null`"),
+        ([q(style=1, question=5)], "$.questions[0].question: expected `str`"),
+    ],
+)
+def test_a_mistake_beside_an_unknown_field_is_worded_as_without_it(
+    questions: list[Any], path: str
+) -> None:
+    # Unknown fields are dropped before the mistake is worded: never
+    # "unknown field", which the protocol ignores.
+    error = bad({"id": "r", "questions": questions})
+    assert error.message.startswith(path) and "unknown field" not in error.message
