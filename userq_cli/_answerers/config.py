@@ -105,7 +105,8 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: (``userq confirm --default``). A presentation hint, never an answer.
     default_label: str | None = None
     #: The label that approves (``userq confirm``'s yes): the defaults policy
-    #: gives it only where it is also ``default_label``, never by its place.
+    #: gives it only where it is also ``default_label``, never by its place,
+    #: and the prompt treats it as an intent's ``approve`` (a deliberate act).
     approval_label: str | None = None
     #: ``--relay CMD``: the relay's peer command (else USERQ_RELAY in ``environ``).
     relay: str | None = None

@@ -34,6 +34,7 @@ OTHER_PROMPT = "Other (type your own answer)"
 EMPTY_MULTI_WARNING = (
     "Nothing is ticked. Space ticks an option; press Enter again to skip this question."
 )
+REQUIRED_MULTI_WARNING = "Nothing is ticked. This question must be answered: Space ticks an option."
 
 
 class SelectState(msgspec.Struct):
@@ -48,17 +49,34 @@ class SelectState(msgspec.Struct):
         return Answer(self.options.selected_labels(), self.options.custom)
 
 
-def generic_items(question: AskUserQuestionItem) -> list[Item]:
-    """One row per option, then the Other row."""
-    rows = [Item(o.label, o.description) for o in question.options or ()]
-    return [*rows, Item("", other=True)]
+def generic_items(question: AskUserQuestionItem, approve: str | None = None) -> list[Item]:
+    """One row per option (``approve`` marked as the approving one), then
+    the Other row unless the question takes no Other."""
+    rows = [
+        Item(o.label, o.description, approves=o.label == approve) for o in question.options or ()
+    ]
+    return with_other(question, rows)
 
 
-def new_state(question: AskUserQuestionItem, items: Sequence[Item] | None = None) -> SelectState:
+def with_other(question: AskUserQuestionItem, rows: list[Item]) -> list[Item]:
+    """``rows``, and the Other row last when the question allows Other."""
+    return [*rows, Item("", other=True)] if question.allow_other else rows
+
+
+def new_state(
+    question: AskUserQuestionItem,
+    items: Sequence[Item] | None = None,
+    *,
+    approve: str | None = None,
+) -> SelectState:
+    """A question's list, the cursor off the approving option (``approve``,
+    or the item marked so)."""
     if not question.options:
         raise ValueError(f"question {question.id!r} has no options to select from")
-    chosen = list(items) if items is not None else generic_items(question)
-    return SelectState(ListState(chosen, multi=question.multi_select))
+    chosen = list(items) if items is not None else generic_items(question, approve)
+    state = SelectState(ListState(chosen, multi=question.multi_select))
+    state.options.start_off_approval()
+    return state
 
 
 def select_screen(
@@ -155,7 +173,10 @@ class _Select:
         ]
 
     def _message(self) -> StyleAndTextTuples:
-        return [("class:warning", EMPTY_MULTI_WARNING)] if self.state.warned else []
+        if not self.state.warned:
+            return []
+        required = self.question.required
+        return [("class:warning", REQUIRED_MULTI_WARNING if required else EMPTY_MULTI_WARNING)]
 
     def _legend(self) -> list[Pair]:
         """The keys of the current mode, most important first."""
@@ -171,7 +192,8 @@ class _Select:
             pairs += [("Space/1-9", "tick"), ("a", "all"), ("Enter", "confirm")]
         else:
             pairs += [("1-9", "pick"), ("Enter", "choose")]
-        pairs += [("o", "other"), ("s/Ctrl-S", "skip")]
+        pairs += [("o", "other")] if self.question.allow_other else []
+        pairs += [] if self.question.required else [("s/Ctrl-S", "skip")]
         pairs += [("←/Shift-Tab", "previous")] if nav.back else []
         pairs += [("→/Tab", "next")] if nav.forward else []
         pairs.append(("/", "filter"))
@@ -202,8 +224,10 @@ class _Select:
         bind(kb, ["enter"], self._confirm_key, when=listing)
         bind(kb, ["space"], act(self._tick_current), when=listing & multi)
         bind(kb, ["a"], act(self.list.toggle_all), when=listing & multi)
-        bind(kb, ["o"], act(self._open_other), when=listing)
-        bind(kb, ["s", "c-s"], act(lambda: nav.submit(Answer())), when=listing)
+        if self.question.allow_other:
+            bind(kb, ["o"], act(self._open_other), when=listing)
+        if not self.question.required:
+            bind(kb, ["s", "c-s"], act(lambda: nav.submit(Answer())), when=listing)
         bind(kb, ["/"], act(self._start_filter), when=listing)
         # Esc first drops an applied filter; only then does it cancel (global).
         has_query = Condition(lambda: bool(self.list.query))
@@ -263,12 +287,19 @@ class _Select:
             if position >= len(self.list.matches):
                 return
             index = self.list.matches[position]
-            if self.list.items[index].other:
+            item = self.list.items[index]
+            if item.other:
                 return
             if self.list.multi:
                 self.list.cursor = position
                 self.list.toggle(index)
-            else:
+            if item.approves:
+                # A digit never approves: it points at the approving option
+                # (or ticks it); Enter then approves. An Enter typed right
+                # after the digit, out of habit, is ignored (EnterGuard).
+                self.list.cursor = position
+                picked(get_app())
+            elif not self.list.multi:
                 picked(get_app())  # and moved on: see EnterGuard
                 self.ctx.nav.submit(Answer((self.list.items[index].label,)))
 
@@ -285,8 +316,9 @@ class _Select:
             self._open_other()
         elif not self.list.multi:
             self.ctx.nav.submit(Answer((item.label,)))
-        elif self.state.answer.skipped and not self.state.warned:
-            # An empty multi-select answer is never submitted by accident.
+        elif self.state.answer.skipped and (self.question.required or not self.state.warned):
+            # An empty multi-select answer is never submitted by accident,
+            # and never at all where the question is required.
             self.state.warned = True
         else:
             self.state.warned = False
@@ -334,7 +366,10 @@ class _Select:
 
     def _filter_enter(self) -> None:
         self.state.mode = "list"
-        if not self.list.multi:
+        item = self.list.current_item
+        # The filter may have brought the approving option under the cursor;
+        # approving takes an Enter of its own, on the list.
+        if not self.list.multi and not (item is not None and item.approves):
             self._confirm()
 
     def _clear_filter(self) -> None:
