@@ -77,8 +77,10 @@ def fit_answer(
         # Labels, as a multi-select question is answered (the defaults
         # policy's recommended ones, a preseeded list): what the path below
         # gives when they fit, without _split and the set.
-        if not value and not question.required:  # a skip, and the question allows one
-            return AskUserQuestionAnswerItem(id=question.id, selected=[])
+        if not value:  # nothing selected, whatever the question
+            if not question.required:
+                return AskUserQuestionAnswerItem(id=question.id, selected=[])
+            _bad(question, source, value, answer_problem(question, [], None) or "")
         given = set(value)  # a set: "tick all" of 35,000 options is linear, not quadratic
         chosen = []  # in option order (loops, not comprehensions: cheaper on 3.11)
         for option in question.options or ():

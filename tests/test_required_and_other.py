@@ -1,0 +1,259 @@
+"""Required questions and questions closed to "Other" (issue 15, item 2),
+and an approval chosen alone (item 1), through the installed ``userq``:
+the shell commands' flags and exit statuses, and the rule that holds for
+every answerer (env, answers file, defaults, relay)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from processes import USERQ, clean_env, responses, run_userq
+
+
+def userq(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [USERQ, *args],
+        capture_output=True,
+        text=True,
+        env=clean_env(env),
+        start_new_session=True,  # no terminal: only env and files can answer
+        timeout=60,
+        check=False,
+    )
+
+
+def code_of(result: subprocess.CompletedProcess[str]) -> str:
+    return result.stderr.split(":")[1].strip() if result.stderr.startswith("userq:") else ""
+
+
+# --- the shell commands ------------------------------------------------------------
+
+
+def test_a_skipped_ask_stops_a_script() -> None:
+    """``target=$(userq ask ...) || exit`` must not go on with an empty target."""
+    script = (
+        f'target=$({shlex.quote(USERQ)} ask "Deploy where?" -o staging -o production) || exit;'
+        ' echo "deploying to $target"'
+    )
+
+    def run(answer: str) -> tuple[int, str]:
+        result = subprocess.run(
+            ["sh", "-c", script],
+            capture_output=True,
+            text=True,
+            env=clean_env({"USERQ_ANSWER_ASK": answer}),
+            start_new_session=True,
+            timeout=60,
+            check=False,
+        )
+        return result.returncode, result.stdout
+
+    assert run("null") == (6, "")
+    assert run("staging") == (0, "deploying to staging\n")
+
+
+def test_ask_skipped_exits_6_also_with_json() -> None:
+    result = userq("ask", "Name?", "--json", env={"USERQ_ANSWER_ASK": "null"})
+    assert result.returncode == 6
+    assert json.loads(result.stdout)["answers"] == [{"id": "ask", "selected": []}]
+
+
+@pytest.mark.parametrize("answer", ["null", "[]", "{}", '{"custom": ""}', ""])
+def test_ask_required_refuses_every_way_to_skip(answer: str) -> None:
+    result = userq("ask", "Name?", "--required", env={"USERQ_ANSWER_ASK": answer})
+    assert (result.returncode, code_of(result)) == (2, "BAD_ANSWER"), result.stderr
+    assert "required" in result.stderr
+
+
+def test_ask_required_takes_an_answer() -> None:
+    env = {"USERQ_ANSWER_ASK": "staging"}
+    result = userq("ask", "Where?", "-o", "staging", "-o", "prod", "--required", env=env)
+    assert (result.returncode, result.stdout) == (0, "staging\n")
+
+
+def test_ask_no_other_refuses_typed_text() -> None:
+    env = {"USERQ_ANSWER_ASK": '{"custom": "the moon"}'}
+    result = userq("ask", "Where?", "-o", "staging", "-o", "prod", "--no-other", env=env)
+    assert (result.returncode, code_of(result)) == (2, "BAD_ANSWER"), result.stderr
+    assert "allowOther" in result.stderr
+    # Without --no-other, the same answer is "Other".
+    result = userq("ask", "Where?", "-o", "staging", "-o", "prod", env=env)
+    assert (result.returncode, result.stdout) == (0, "the moon\n")
+
+
+def test_ask_no_other_without_options_still_takes_text() -> None:
+    result = userq("ask", "Name?", "--no-other", env={"USERQ_ANSWER_ASK": "Ada"})
+    assert (result.returncode, result.stdout) == (0, "Ada\n")
+
+
+def test_confirm_text_only_with_allow_other() -> None:
+    env = {"USERQ_ANSWER_CONFIRM": '{"custom": "only logs"}'}
+    assert userq("confirm", "Delete?", env=env).returncode == 2
+    result = userq("confirm", "Delete?", "--allow-other", env=env)
+    assert (result.returncode, result.stdout) == (1, "only logs\n")
+    # Still required with --allow-other.
+    assert (
+        userq(
+            "confirm", "Delete?", "--allow-other", env={"USERQ_ANSWER_CONFIRM": "null"}
+        ).returncode
+        == 2
+    )
+
+
+def test_review_required_and_no_other(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.md"
+    plan.write_text("# Plan\n\n1. Migrate\n")
+    skip = {"USERQ_ANSWER_REVIEW": "null"}
+    assert userq("review", str(plan), env=skip).returncode == 1  # a skip declines
+    assert code_of(userq("review", str(plan), "--required", env=skip)) == "BAD_ANSWER"
+    feedback = {"USERQ_ANSWER_REVIEW": '{"custom": "add a rollback"}'}
+    assert userq("review", str(plan), env=feedback).returncode == 1
+    assert code_of(userq("review", str(plan), "--no-other", env=feedback)) == "BAD_ANSWER"
+
+
+def test_flags_reach_a_relay_peer(tmp_path: Path) -> None:
+    seen = tmp_path / "seen.jsonl"
+    peer = f"sh -c 'tee {shlex.quote(str(seen))} | {shlex.quote(USERQ)} serve --answerers env'"
+    result = userq(
+        "ask", "Go?", "-o", "a", "-o", "b", "--required", "--no-other",
+        "--answerers", "relay", "--relay", peer, env={"USERQ_ANSWER_ASK": "a"},
+    )  # fmt: skip
+    assert (result.returncode, result.stdout) == (0, "a\n"), result.stderr
+    asks = [json.loads(line) for line in seen.read_text().splitlines()]
+    (question,) = [q for a in asks if a.get("type", "ask") == "ask" for q in a["questions"]]
+    assert question["required"] is True and question["allowOther"] is False
+    # A confirm sends them too; an ask without the flags sends neither.
+    userq("ask", "Go?", "--answerers", "relay", "--relay", peer, env={"USERQ_ANSWER_ASK": "x"})
+    asks = [json.loads(line) for line in seen.read_text().splitlines()]
+    (question,) = [q for a in asks if a.get("type", "ask") == "ask" for q in a["questions"]]
+    assert "required" not in question and "allowOther" not in question
+
+
+# --- the protocol: every answerer ----------------------------------------------------
+
+APPROVE = "Approve"
+MULTI_PLAN = {
+    "id": "plan",
+    "question": "Which parts?",
+    "detail": "# Plan\n\n1. one\n2. two",
+    "multiSelect": True,
+    "intent": {"kind": "plan-review", "approve": APPROVE},
+    "options": [{"label": APPROVE}, {"label": "Request changes"}, {"label": "Split it"}],
+}
+
+
+def ask(*questions: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "r1", "questions": list(questions)}
+
+
+def only(result: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
+    (response,) = responses(result)
+    return response
+
+
+def error_code(response: dict[str, Any]) -> str | None:
+    return response["error"]["code"] if response["type"] == "error" else None
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['["Approve", "Request changes"]', '{"selected": ["Split it", "Approve"]}'],
+)
+def test_approval_with_another_label_is_bad_from_env(value: str) -> None:
+    response = only(run_userq([ask(MULTI_PLAN)], env={"USERQ_ANSWER_PLAN": value}))
+    assert error_code(response) == "BAD_ANSWER", response
+    assert "alone" in response["error"]["message"]
+
+
+def test_approval_alone_and_other_labels_together_fit() -> None:
+    for value, selected in (
+        ('["Approve"]', [APPROVE]),
+        ('["Split it", "Request changes"]', ["Request changes", "Split it"]),
+    ):
+        response = only(run_userq([ask(MULTI_PLAN)], env={"USERQ_ANSWER_PLAN": value}))
+        assert response["answers"][0]["selected"] == selected, response
+
+
+def test_approval_with_another_label_is_bad_from_a_file(tmp_path: Path) -> None:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"answers": {"plan": [APPROVE, "Split it"]}}))
+    response = only(run_userq([ask(MULTI_PLAN)], "--answers", str(answers)))
+    assert error_code(response) == "BAD_ANSWER", response
+
+
+def test_approval_with_another_label_is_bad_from_a_relay_peer() -> None:
+    # The peer is an older-minded answerer: it answers whatever its env says;
+    # this side's chain checks the answer like any other.
+    peer = f"{shlex.quote(USERQ)} serve --answerers env"
+    env = {"USERQ_ANSWER_PLAN": '["Approve", "Split it"]'}
+    response = only(run_userq([ask(MULTI_PLAN)], "--answerers", "relay", "--relay", peer, env=env))
+    assert error_code(response) == "BAD_ANSWER", response
+
+
+def test_required_skip_is_bad_from_a_relay_peer() -> None:
+    peer = f"{shlex.quote(USERQ)} serve --answerers env"
+    question = {"id": "name", "question": "Name?", "required": True}
+    response = only(
+        run_userq(
+            [ask(question)], "--answerers", "relay", "--relay", peer,
+            env={"USERQ_ANSWER_NAME": "null"},
+        )
+    )  # fmt: skip
+    assert error_code(response) == "BAD_ANSWER", response
+
+
+def test_defaults_pass_a_required_question_on_rather_than_skip_it() -> None:
+    multi = {
+        "id": "checks",
+        "question": "Which checks?",
+        "multiSelect": True,
+        "options": [{"label": "lint"}, {"label": "tests"}],
+    }
+    text = {"id": "name", "question": "Name?"}
+    # Not required: the policy skips both.
+    response = only(run_userq([ask(multi, text)], "--defaults"))
+    assert [a["selected"] for a in response["answers"]] == [[], []]
+    # Required: the policy's skip does not fit, so it passes them on.
+    required = [{**multi, "required": True}, {**text, "required": True}]
+    response = only(run_userq([ask(*required)], "--answerers", "defaults"))
+    assert error_code(response) == "NO_PROVIDER", response
+    assert "required" in response["error"]["message"]
+    # A required single-select has a policy answer that is no skip.
+    single = {**multi, "multiSelect": False, "required": True}
+    response = only(run_userq([ask(single)], "--defaults"))
+    assert response["answers"][0]["selected"] == ["lint"]
+
+
+def test_defaults_never_tick_the_approving_label() -> None:
+    recommended = {
+        **MULTI_PLAN,
+        "intent": {"kind": "review", "approve": "Approve (Recommended)"},
+        "options": [{"label": "Approve (Recommended)"}, {"label": "Split it (Recommended)"}],
+    }
+    response = only(run_userq([ask(recommended)], "--answerers", "defaults"))
+    assert error_code(response) == "NO_PROVIDER", response  # an approval: passed on
+
+
+def test_allow_other_false_with_only_the_approving_option_is_bad_intent() -> None:
+    question = {
+        **MULTI_PLAN,
+        "multiSelect": False,
+        "allowOther": False,
+        "options": [{"label": APPROVE}],
+    }
+    response = only(run_userq([ask(question)], env={"USERQ_ANSWER_PLAN": APPROVE}))
+    assert error_code(response) == "BAD_INTENT", response
+    assert "decline" in response["error"]["message"]
+
+
+def test_extensions_must_be_booleans() -> None:
+    for field in ("required", "allowOther"):
+        question = {"id": "q", "question": "?", field: None}
+        response = only(run_userq([ask(question)], env={"USERQ_ANSWER_Q": "x"}))
+        assert error_code(response) == "BAD_REQUEST", response
+        assert field in response["error"]["message"]
