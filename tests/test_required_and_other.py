@@ -257,3 +257,20 @@ def test_extensions_must_be_booleans() -> None:
         response = only(run_userq([ask(question)], env={"USERQ_ANSWER_Q": "x"}))
         assert error_code(response) == "BAD_REQUEST", response
         assert field in response["error"]["message"]
+
+
+def test_the_python_names_are_snake_case_and_the_wire_camel_case() -> None:
+    import msgspec
+
+    from userq_cli import AskUserQuestionItem
+
+    item = AskUserQuestionItem(id="q", question="?", required=True, allow_other=False)
+    wire = json.loads(msgspec.json.encode(item))
+    assert wire == {"id": "q", "question": "?", "required": True, "allowOther": False}
+    # Unset, neither is written: a caller that never uses them sends what it did.
+    assert json.loads(msgspec.json.encode(AskUserQuestionItem(id="q", question="?"))) == {
+        "id": "q",
+        "question": "?",
+    }
+    back = msgspec.json.decode(msgspec.json.encode(item), type=AskUserQuestionItem)
+    assert (back.required, back.allow_other) == (True, False)
