@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from processes import USERQ, clean_env, responses, run_userq
+from ptyterm import ENTER, Term
 
 
 def userq(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -274,3 +275,58 @@ def test_the_python_names_are_snake_case_and_the_wire_camel_case() -> None:
     }
     back = msgspec.json.decode(msgspec.json.encode(item), type=AskUserQuestionItem)
     assert (back.required, back.allow_other) == (True, False)
+
+
+# --- at the terminal ------------------------------------------------------------------
+
+
+def on_pty(tmp_path: Path, args: str, *steps: tuple[str, str]) -> tuple[int, str]:
+    """``userq ask ARGS`` on a pty; each step waits for its text on screen,
+    then types its keys. The exit status and what it printed."""
+    out = tmp_path / "out.txt"
+    term = Term(f"{shlex.quote(USERQ)} ask {args} > {out}")
+    try:
+        for wanted, keys in steps:
+            term.wait_for(wanted)
+            term.child.send(keys)
+        return term.wait_exit(), out.read_text()
+    finally:
+        term.close()
+
+
+def test_a_skip_at_the_prompt_exits_6(tmp_path: Path) -> None:
+    assert on_pty(tmp_path, "'Deploy where?' -o staging -o production", ("skip", "s")) == (6, "")
+
+
+def test_a_required_closed_question_on_screen(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    args = "'Deploy where?' -o staging -o production --required --no-other"
+    term = Term(f"{shlex.quote(USERQ)} ask {args} > {out}")
+    try:
+        screen = term.wait_for("Esc cancel")
+        assert "o. Other" not in screen and "skip" not in screen and "o other" not in screen
+        term.child.send("so" + ENTER)  # s and o do nothing; Enter picks the first row
+        assert (term.wait_exit(), out.read_text()) == (0, "staging\n")
+    finally:
+        term.close()
+
+
+def test_a_required_text_question_waits_for_text(tmp_path: Path) -> None:
+    status, printed = on_pty(
+        tmp_path,
+        "'Name?' --required",
+        ("Esc cancel", ENTER),
+        ("must be answered", ENTER + "\x13"),  # a second Enter, Ctrl-S: still no skip
+        ("must be answered", "Ada" + ENTER),
+    )
+    assert (status, printed) == (0, "Ada\n")
+
+
+def test_plain_mode_has_no_skip_on_a_required_question(tmp_path: Path) -> None:
+    status, printed = on_pty(
+        tmp_path,
+        "'Deploy where?' -o staging -o production --required --no-other --plain",
+        ("Choose 1-2 (Esc cancels)", "s" + ENTER),
+        ("Please type a number from 1 to 2.", "2" + ENTER),
+    )
+    assert (status, printed) == (0, "production\n")
