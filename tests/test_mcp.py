@@ -742,3 +742,22 @@ def test_the_tool_schema_declares_the_userq_extensions() -> None:
         assert item["allowOther"] == {"type": "boolean", "default": True}
 
     run(test)
+
+
+def test_a_form_cannot_approve_along_with_another_label() -> None:
+    def accept(params: types.ElicitRequestFormParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"plan": ["Approve", "Revise"]})
+
+    async def test() -> None:
+        seen: list[types.ElicitRequestFormParams] = []
+        review = question(
+            "plan", "Which?", "Approve", "Revise", "Split",
+            detail="# Plan", multiSelect=True,
+            intent={"kind": "plan-review", "approve": "Approve"},
+        )  # fmt: skip
+        async with mcp_client(elicitation=form_client(accept, seen)) as client:
+            result = await client.ask(review)
+        assert error_of(result)["code"] == "BAD_ANSWER"
+        assert "alone" in error_of(result)["message"]
+
+    run(test)

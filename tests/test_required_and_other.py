@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from processes import USERQ, clean_env, responses, run_userq
 from ptyterm import ENTER, Term
+from test_listener import FakeListener, asker
 
 
 def userq(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -330,3 +331,33 @@ def test_plain_mode_has_no_skip_on_a_required_question(tmp_path: Path) -> None:
         ("Please type a number from 1 to 2.", "2" + ENTER),
     )
     assert (status, printed) == (0, "production\n")
+
+
+class EveryLabelListener(FakeListener):
+    """A listener (an older userq, say) that answers a question with every
+    one of its labels, or with a skip where it has none."""
+
+    def _reply(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        if message.get("type", "ask") != "ask":
+            return super()._reply(message)
+        answers = [
+            {"id": q["id"], "selected": [o["label"] for o in q.get("options", [])]}
+            for q in message["questions"]
+        ]
+        return {"type": "answer", "id": message["id"], "answers": answers, "sources": {}}
+
+
+def test_the_listeners_answer_is_held_to_the_same_rules(tmp_path: Path) -> None:
+    listener = EveryLabelListener(tmp_path / "s")
+    try:
+        with asker(tmp_path / "s", "listener") as serve:
+            serve.send(ask(MULTI_PLAN))
+            first = serve.read()
+            serve.send(ask({"id": "name", "question": "Name?", "required": True}))
+            second = serve.read()
+            assert error_code(first) == "BAD_ANSWER" and "alone" in first["error"]["message"]
+            assert error_code(second) == "BAD_ANSWER" and "required" in second["error"]["message"]
+            serve.close_stdin()
+            assert serve.wait() == 0
+    finally:
+        listener.close()
