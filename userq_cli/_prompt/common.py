@@ -173,7 +173,7 @@ def is_plan_review(question: AskUserQuestionItem) -> bool:
     return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
 
 
-def approving_label(question: AskUserQuestionItem, confirm_yes: str | None) -> str | None:
+def approval_of(question: AskUserQuestionItem, confirm_yes: str | None) -> str | None:
     """The option of ``question`` that approves: its intent's ``approve``,
     else ``confirm_yes`` (``userq confirm``'s yes) when it is one of its
     options. That option takes a deliberate act: see `listview.Item.approves`."""

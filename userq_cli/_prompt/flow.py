@@ -28,7 +28,7 @@ from .common import (
     Answer,
     Cancelled,
     EnterGuard,
-    approving_label,
+    approval_of,
     bind,
     guard_enter,
     is_plan_review,
@@ -244,7 +244,7 @@ class _Flow:
 
                 state = new_plan_state(question)
             else:
-                approve = approving_label(question, self.info.approval_label)
+                approve = approval_of(question, self.info.approval_label)
                 state = new_state(question, approve=approve)
             default = self.info.default_label
             # confirm --default yes starts on yes; nothing starts on an

@@ -26,7 +26,7 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.utils import get_cwidth
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import Answer, Cancelled, approving_label, bind, is_plan_review, run
+from .common import Answer, Cancelled, approval_of, bind, is_plan_review, run
 from .flow import ESC_TIMEOUT, RequestInfo
 from .sanitize import clean
 from .terminal import PlainTerminal, discard_typeahead
@@ -111,7 +111,7 @@ async def _ask_one(
     turn: _Turn, questions: Sequence[AskUserQuestionItem], index: int, info: RequestInfo
 ) -> Answer | _Back:
     question = questions[index]
-    approve = approving_label(question, info.approval_label)
+    approve = approval_of(question, info.approval_label)
     _describe(turn.term, question, index, len(questions), approve)
     if turn.current is not None:
         turn.term.write(f"  Current answer: {_summary(turn.current)}\n")

@@ -34,7 +34,7 @@ _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|__[^_]+__|\*[^*\s][^*]*\*|_[^_\s][
 
 
 def plan_items(question: AskUserQuestionItem) -> list[Item]:
-    """Decisions: the approve option marked ✔, the others ✘, then Other."""
+    """Decisions: the approve option marked ✔, the others ✘, then Other (if allowed)."""
     approve = question.intent.approve if question.intent else None
     rows = [
         Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ", approves=True)
