@@ -190,7 +190,7 @@ def test_userq_review_digit_points_at_approve_then_enter_approves(tmp_path: Path
     try:
         term.wait_for(f"{P} 2. ✘ Request changes")
         term.press("1")
-        term.wait_for(f"{P} 1. ✔ Approve")
+        term.wait_for_all(f"{P} 1. ✔ Approve", "A number never approves")
         term.press(TAB, ENTER)  # any other key first: Enter then approves
         assert term.wait_exit() == 0
     finally:

@@ -35,6 +35,7 @@ EMPTY_MULTI_WARNING = (
     "Nothing is ticked. Space ticks an option; press Enter again to skip this question."
 )
 REQUIRED_MULTI_WARNING = "Nothing is ticked. This question must be answered: Space ticks an option."
+POINTED_HINT = "A number never approves: press Enter on this option to approve."
 
 
 class SelectState(msgspec.Struct):
@@ -43,6 +44,7 @@ class SelectState(msgspec.Struct):
     options: ListState
     mode: Mode = "list"
     warned: bool = False  # Enter with nothing ticked was pressed once
+    pointed: bool = False  # a digit has just pointed at the approving option
 
     @property
     def answer(self) -> Answer:
@@ -173,6 +175,8 @@ class _Select:
         ]
 
     def _message(self) -> StyleAndTextTuples:
+        if self.state.pointed and not self.list.multi:
+            return [("class:warning", POINTED_HINT)]
         if not self.state.warned:
             return []
         required = self.question.required
@@ -267,7 +271,7 @@ class _Select:
         """A key handler: any key but Enter withdraws the empty-Enter warning."""
 
         def handler(event: KeyPressEvent) -> None:
-            self.state.warned = False
+            self.state.warned = self.state.pointed = False
             action()
 
         return handler
@@ -298,6 +302,7 @@ class _Select:
                 # (or ticks it); Enter then approves. An Enter typed right
                 # after the digit, out of habit, is ignored (EnterGuard).
                 self.list.cursor = position
+                self.state.pointed = True
                 picked(get_app())
             elif not self.list.multi:
                 picked(get_app())  # and moved on: see EnterGuard
