@@ -100,7 +100,7 @@ def test_plan_position_counts_screen_rows_and_does_not_repeat_plan(tmp_path: Pat
     screen = term.wait_for("PgUp/PgDn")
     # The caller's header, question and heading say "plan"; the prompt's own
     # position line does not add another, and says what it counts.
-    assert "── screen rows 1-" in screen and "plan:" not in screen.lower()
+    assert "── lines 1\u2013" in screen and "plan:" not in screen.lower()
     term.press(ESC)
     assert error_code(finish(term, out)[0]) == "ASK_CANCELLED"
     short = plan_ask()

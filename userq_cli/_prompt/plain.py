@@ -62,6 +62,12 @@ async def _ask_all(
         term.write(f"Question{'s' * (len(questions) > 1)} from {clean(who)}\n")
     if waiting:
         term.write(f"({waiting})\n")
+    if info.deadline is not None:
+        # Once: appended text cannot count down, and a screen reader would
+        # read every tick aloud.
+        units = zip(info.time_left(), ("hour", "minute", "second"), strict=True)
+        left = " ".join(f"{n} {unit}{'s' * (n != 1)}" for n, unit in units if n) or "a second"
+        term.write(f"(This request is withdrawn if it is not answered within {left}.)\n")
     index, reviewing, count = 0, False, len(questions)
     while True:
         if index == count:

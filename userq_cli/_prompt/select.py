@@ -24,13 +24,15 @@ from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, bind, picked, untrusted
 from .legend import Pair
 from .listview import Item, ListState, OptionList
+from .numbers import NumberEntry
 from .sanitize import clean
-from .screen import Context, Screen, frame
+from .screen import Context, DetailPane, Screen, frame
 from .wrap import WrappedText
 
 Mode = Literal["list", "filter", "other"]
 
 OTHER_PROMPT = "Other (type your own answer)"
+NUMBER_HINT = "… (the next digit, or Enter)"
 EMPTY_MULTI_WARNING = (
     "Nothing is ticked. Space ticks an option; press Enter again to skip this question."
 )
@@ -113,7 +115,9 @@ class _Select:
         self.list = state.options
         self.ctx = ctx
         self.pager = pager
+        self.detail = DetailPane(question, "d") if question.detail and pager is None else None
         state.mode = "list"  # a screen (re)opens on its list
+        self.numbers = NumberEntry(self._numbered_rows, self._show_number, self._pick_number)
         self.other_buffer = Buffer(multiline=False, name=f"other:{question.id}")
         self.list_window = Window(
             OptionList(lambda: self.list, self._other_text),
@@ -137,7 +141,7 @@ class _Select:
         other_line = ConditionalContainer(
             self.other_window, filter=Condition(lambda: self.state.mode == "other")
         )
-        detail = None
+        detail: Container | None = self.detail.window if self.detail else None
         if self.pager is not None:
             pager = self.pager
             detail = HSplit(
@@ -175,6 +179,8 @@ class _Select:
         ]
 
     def _message(self) -> StyleAndTextTuples:
+        if self.numbers.typed:
+            return [("class:hint", f"{self.numbers.typed}{NUMBER_HINT}")]
         if self.state.pointed and not self.list.multi:
             return [("class:warning", POINTED_HINT)]
         if not self.state.warned:
@@ -192,16 +198,17 @@ class _Select:
             return [("Enter", "accept"), ("Esc", "back to the list"), ("Ctrl-C", "cancel")]
         pairs = [("↑↓", "move")]
         pairs += [("PgUp/PgDn", "scroll the plan")] if self.pager is not None else []
+        numbers = f"1-{max(self._numbered_rows(), 9)}"
         if multi:
-            pairs += [("Space/1-9", "tick"), ("a", "all"), ("Enter", "confirm")]
+            pairs += [(f"Space/{numbers}", "tick"), ("a", "all"), ("Enter", "confirm")]
         else:
-            pairs += [("1-9", "pick"), ("Enter", "choose")]
+            pairs += [(numbers, "pick"), ("Enter", "choose")]
         pairs += [("o", "other")] if self.question.allow_other else []
         pairs += [] if self.question.required else [("s/Ctrl-S", "skip")]
         pairs += [("←/Shift-Tab", "previous")] if nav.back else []
         pairs += [("→/Tab", "next")] if nav.forward else []
         pairs.append(("/", "filter"))
-        if self.pager is None and self.question.detail and nav.read_detail:
+        if self.detail and self.detail.hidden() and nav.read_detail:
             pairs.append(("d", "detail"))
         return [*pairs, ("Esc", "cancel")]
 
@@ -223,8 +230,8 @@ class _Select:
         bind(kb, ["pagedown"], act(lambda: self.list.move(self._page())), when=listing & paging)
         bind(kb, ["home", "g"], act(lambda: self.list.jump(0)), when=listing & paging)
         bind(kb, ["end", "G"], act(lambda: self.list.jump(-1)), when=listing & paging)
-        for digit in range(1, 10):
-            bind(kb, [str(digit)], act(self._number(digit)), when=listing)
+        for digit in "0123456789":
+            bind(kb, [digit], self._digit_key, when=listing)
         bind(kb, ["enter"], self._confirm_key, when=listing)
         bind(kb, ["space"], act(self._tick_current), when=listing & multi)
         bind(kb, ["a"], act(self.list.toggle_all), when=listing & multi)
@@ -268,10 +275,12 @@ class _Select:
         return kb
 
     def _act(self, action: Callable[[], object]) -> Callable[[KeyPressEvent], None]:
-        """A key handler: any key but Enter withdraws the empty-Enter warning."""
+        """A key handler: any key but Enter withdraws the empty-Enter warning,
+        and drops a number being typed."""
 
         def handler(event: KeyPressEvent) -> None:
             self.state.warned = self.state.pointed = False
+            self.numbers.drop()  # a number being typed ends unpicked
             action()
 
         return handler
@@ -285,33 +294,43 @@ class _Select:
     def _pager_page(self) -> int:
         return max(self.pager.last_height - 1, 1) if self.pager else 1
 
-    def _number(self, digit: int) -> Callable[[], None]:
-        def pick() -> None:
-            position = digit - 1
-            if position >= len(self.list.matches):
-                return
-            index = self.list.matches[position]
-            item = self.list.items[index]
-            if item.other:
-                return
-            if self.list.multi:
-                self.list.cursor = position
-                self.list.toggle(index)
-            if item.approves:
-                # A digit never approves: it points at the approving option
-                # (or ticks it); Enter then approves. An Enter typed right
-                # after the digit, out of habit, is ignored (EnterGuard).
-                self.list.cursor = position
-                self.state.pointed = True
-                picked(get_app())
-            elif not self.list.multi:
-                picked(get_app())  # and moved on: see EnterGuard
-                self.ctx.nav.submit(Answer((self.list.items[index].label,)))
+    def _digit_key(self, event: KeyPressEvent) -> None:
+        self.state.warned = self.state.pointed = False
+        self.numbers.digit(event.data)
 
-        return pick
+    def _numbered_rows(self) -> int:
+        matches, items = self.list.matches, self.list.items
+        return len(matches) - (1 if matches and items[matches[-1]].other else 0)
+
+    def _show_number(self, number: int) -> None:
+        if number <= self._numbered_rows():
+            self.list.cursor = number - 1
+
+    def _pick_number(self, number: int) -> None:
+        position = number - 1
+        if position >= len(self.list.matches):
+            return
+        index = self.list.matches[position]
+        item = self.list.items[index]
+        if item.other:
+            return
+        if self.list.multi:
+            self.list.cursor = position
+            self.list.toggle(index)
+        if item.approves:
+            # A number never approves: it points at the approving option (or
+            # ticks it); Enter then approves. An Enter typed right after the
+            # number, out of habit, is ignored (EnterGuard).
+            self.list.cursor = position
+            self.state.pointed = True
+            picked(get_app())
+        elif not self.list.multi:
+            picked(get_app())  # and moved on: see EnterGuard
+            self.ctx.nav.submit(Answer((item.label,)))
 
     def _confirm_key(self, event: KeyPressEvent) -> None:
-        self._confirm()
+        if not self.numbers.complete():  # Enter ends a number being typed
+            self._confirm()
 
     def _confirm(self) -> None:
         item = self.list.current_item

@@ -18,7 +18,7 @@ from prompt_toolkit.layout.controls import BufferControl
 from .._protocol.messages import AskUserQuestionItem
 from .common import POINTER, Answer, bind
 from .legend import Pair
-from .screen import Context, Screen, frame
+from .screen import Context, DetailPane, Screen, frame
 
 EMPTY_TEXT_WARNING = "The answer is empty. Type it, or press Enter again to skip this question."
 REQUIRED_TEXT_WARNING = "The answer is empty. This question must be answered: type it."
@@ -52,6 +52,7 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
         get_line_prefix=_prefix,
     )
     nav = ctx.nav
+    detail = DetailPane(question, "Ctrl-O") if question.detail else None
 
     def submit(event: KeyPressEvent) -> None:
         if state.text.strip():
@@ -86,10 +87,18 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
         pairs = [("Enter", "submit")] + ([] if question.required else [("Ctrl-S", "skip")])
         pairs += [("Shift-Tab", "previous question")] if nav.back else []
         pairs += [("Tab", "next question")] if nav.forward else []
-        pairs += [("Ctrl-O", "detail")] if nav.read_detail and question.detail else []
+        pairs += [("Ctrl-O", "detail")] if nav.read_detail and detail and detail.hidden() else []
         return [*pairs, ("Esc", "cancel")]
 
-    container = frame(ctx, question, [field], message, legend, key_bindings=kb, detail_key="Ctrl-O")
+    container = frame(
+        ctx,
+        question,
+        [field],
+        message,
+        legend,
+        key_bindings=kb,
+        detail=detail.window if detail else None,
+    )
     return Screen(container, field)
 
 
