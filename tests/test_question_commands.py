@@ -63,7 +63,7 @@ def test_ask_multi_prints_labels_in_option_order_then_custom() -> None:
 def test_ask_free_text_and_skip() -> None:
     assert userq("ask", "Name?", env={"USERQ_ANSWER_ASK": "Ada"}).stdout == "Ada\n"
     skipped = userq("ask", "Name?", env={"USERQ_ANSWER_ASK": "null"})
-    assert (skipped.returncode, skipped.stdout) == (0, "")
+    assert (skipped.returncode, skipped.stdout) == (6, "")  # not 0: a skip is no answer
 
 
 def test_ask_json_prints_the_protocol_line() -> None:
@@ -182,7 +182,13 @@ def test_timeout_is_aborted_exit_4() -> None:
 
 @pytest.mark.parametrize(
     ("answer", "status", "stdout"),
-    [("Yes", 0, ""), ("No", 1, ""), ('{"custom": "only logs"}', 1, "only logs\n"), ("null", 1, "")],
+    [
+        ("Yes", 0, ""),
+        ("No", 1, ""),
+        # confirm is required and takes no Other: neither a skip nor text fits.
+        ('{"custom": "only logs"}', 2, ""),
+        ("null", 2, ""),
+    ],
 )
 def test_confirm_exit_status(answer: str, status: int, stdout: str) -> None:
     result = userq("confirm", "Delete 3 files?", env={"USERQ_ANSWER_CONFIRM": answer})

@@ -89,7 +89,9 @@ def test_plan_review_approve(tmp_path: Path) -> None:
     for _ in range(5):
         term.press(PGDN)
     term.wait_for_all("THE END OF THE PLAN", "✔ Approve")
-    term.press("2")
+    term.press(DOWN)  # a digit would only point at it: approving is Enter on its row
+    term.wait_for(f"{P} 2. ✔ Approve")
+    term.press(ENTER)
     assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
 
 
@@ -105,7 +107,9 @@ def test_plan_position_counts_screen_rows_and_does_not_repeat_plan(tmp_path: Pat
     short["questions"][0]["detail"] = "# Migration plan\n- one\n- two\n- three\n"
     term, out = run(tmp_path, short)
     term.wait_for_all("PgUp/PgDn", "── all shown", absent=("6 lines",))
-    term.press("2")
+    term.press(DOWN)
+    term.wait_for(f"{P} 2. ✔ Approve")
+    term.press(ENTER)
     assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
 
 

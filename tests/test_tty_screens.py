@@ -102,6 +102,7 @@ def footer(term: Term, first: str) -> list[str]:
 
 
 def assert_footer(term: Term, first: str, *pairs: str) -> None:
+    term.wait_for_all(*pairs)  # a frame reaches the pty in pieces
     lines = footer(term, first)
     text = "  ".join(lines)
     for pair in pairs:

@@ -52,6 +52,13 @@ JsonOption = Annotated[
     bool,
     typer.Option("--json", help="Print the protocol's answer (or error) line instead."),
 ]
+RequiredOption = Annotated[
+    bool, typer.Option("--required", help="It cannot be skipped: no skip key, no skip answer.")
+]
+NoOtherOption = Annotated[
+    bool,
+    typer.Option("--no-other", help='No "Other": only one of the options is an answer.'),
+]
 
 
 def _id_option(default: str) -> Any:
@@ -135,12 +142,15 @@ def ask(
     detail: DetailOption = None,
     detail_file: DetailFileOption = None,
     ask_id: Annotated[str, _id_option("ask")] = "ask",
+    required: RequiredOption = False,
+    no_other: NoOtherOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Ask one question; print each chosen label on a line, then any typed text.
 
     Without -o it is a free-text question. Exit status: 0 answered, 2 usage or
-    bad answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed.
+    bad answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed,
+    6 skipped (so `target=$(userq ask ...) || exit` stops on a skip).
 
     Example:
 
@@ -154,10 +164,15 @@ def ask(
         detail=_detail(detail, detail_file),
         options=options or None,
         multi_select=multi,
+        required=required,
+        allow_other=not no_other,
     )
     chain = ChainOptions.given(ctx)
     outcome = _run(ctx, item, chain, json_output)
-    raise typer.Exit(0 if outcome.item else outcome.error_status())
+    if outcome.item is None:
+        raise typer.Exit(outcome.error_status())
+    skipped = not outcome.item.selected and not outcome.item.custom
+    raise typer.Exit(ExitStatus.SKIPPED if skipped else ExitStatus.OK)
 
 
 # --- confirm ------------------------------------------------------------------
@@ -195,13 +210,20 @@ def confirm(
     detail: DetailOption = None,
     detail_file: DetailFileOption = None,
     ask_id: Annotated[str, _id_option("confirm")] = "confirm",
+    allow_other: Annotated[
+        bool,
+        typer.Option(
+            "--allow-other", help='Offer "Other": typed text, printed, which counts as no.'
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Ask a yes/no question: exit 0 for yes, 1 for no.
 
-    Text typed instead of a choice is printed and counts as no, as does a
-    skip. Other exit statuses: 2 usage or bad answer, 3 nobody answered,
-    4 aborted or timed out, 5 dismissed.
+    It must be answered: there is no skip, and no "Other" unless
+    --allow-other (typed text is printed and counts as no). The prompt
+    starts on no unless --default yes. Other exit statuses: 2 usage or bad
+    answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed.
 
     Example:
 
@@ -214,6 +236,8 @@ def confirm(
         header=header,
         detail=_detail(detail, detail_file),
         options=[AskUserQuestionOption(label=yes), AskUserQuestionOption(label=no)],
+        required=True,
+        allow_other=allow_other,
     )
     chain = ChainOptions.given(ctx)
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
@@ -264,6 +288,8 @@ def review(
         str, typer.Option("--header", metavar="TEXT", help="A short tag shown above it.")
     ] = "Plan",
     ask_id: Annotated[str, _id_option("review")] = "review",
+    required: RequiredOption = False,
+    no_other: NoOtherOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Ask a human to review a plan: exit 0 when approved, 1 when declined.
@@ -288,6 +314,8 @@ def review(
         detail=plan,
         options=[AskUserQuestionOption(label=label) for label in labels],
         intent=AskUserQuestionIntent(kind="plan-review", approve=approve),
+        required=required,
+        allow_other=not no_other,
     )
     chain = ChainOptions.given(ctx)
     outcome = _run(ctx, item, chain, json_output)

@@ -23,7 +23,7 @@ from .common import APPROVE_MARK, DECLINE_MARK, bind, is_plan_review, untrusted
 from .legend import legend_window
 from .listview import Item
 from .screen import Context, Screen, question_lines, text_window, title_window
-from .select import SelectState, new_state, select_screen
+from .select import SelectState, new_state, select_screen, with_other
 from .wrap import Line, Piece, WrappedText, width_of, wrap
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -35,30 +35,23 @@ _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|__[^_]+__|\*[^*\s][^*]*\*|_[^_\s][
 
 
 def plan_items(question: AskUserQuestionItem) -> list[Item]:
-    """Decisions: the approve option marked ✔, the others ✘, then Other."""
+    """Decisions: the approve option marked ✔, the others ✘, then Other (if allowed)."""
     approve = question.intent.approve if question.intent else None
     rows = [
-        Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ")
+        Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ", approves=True)
         if o.label == approve
         else Item(o.label, o.description, style="class:decline", mark=f"{DECLINE_MARK} ")
         for o in question.options or ()
     ]
-    return [*rows, Item("", other=True)]
+    return with_other(question, rows)
 
 
 def new_plan_state(question: AskUserQuestionItem) -> SelectState:
     if not is_plan_review(question):
         raise ValueError(f"question {question.id!r} is not a plan review")
-    state = new_state(question, plan_items(question))
-    # The cursor never starts on the approving option: a stray Enter while
-    # reading the plan must not approve it. (No option but approve: it
-    # starts on Other.)
-    approve = question.intent.approve if question.intent else None
-    options = state.options
-    options.cursor = next(
-        (i for i, item in enumerate(options.items) if item.label != approve or item.other), 0
-    )
-    return state
+    # The cursor never starts on the approving option (new_state): a stray
+    # Enter while reading the plan must not approve it.
+    return new_state(question, plan_items(question))
 
 
 def plan_screen(question: AskUserQuestionItem, state: SelectState, ctx: Context) -> Screen:

@@ -36,6 +36,8 @@ NUMBER_HINT = "… (the next digit, or Enter)"
 EMPTY_MULTI_WARNING = (
     "Nothing is ticked. Space ticks an option; press Enter again to skip this question."
 )
+REQUIRED_MULTI_WARNING = "Nothing is ticked. This question must be answered: Space ticks an option."
+POINTED_HINT = "A number never approves: press Enter on this option to approve."
 
 
 class SelectState(msgspec.Struct):
@@ -44,23 +46,41 @@ class SelectState(msgspec.Struct):
     options: ListState
     mode: Mode = "list"
     warned: bool = False  # Enter with nothing ticked was pressed once
+    pointed: bool = False  # a digit has just pointed at the approving option
 
     @property
     def answer(self) -> Answer:
         return Answer(self.options.selected_labels(), self.options.custom)
 
 
-def generic_items(question: AskUserQuestionItem) -> list[Item]:
-    """One row per option, then the Other row."""
-    rows = [Item(o.label, o.description) for o in question.options or ()]
-    return [*rows, Item("", other=True)]
+def generic_items(question: AskUserQuestionItem, approve: str | None = None) -> list[Item]:
+    """One row per option (``approve`` marked as the approving one), then
+    the Other row unless the question takes no Other."""
+    rows = [
+        Item(o.label, o.description, approves=o.label == approve) for o in question.options or ()
+    ]
+    return with_other(question, rows)
 
 
-def new_state(question: AskUserQuestionItem, items: Sequence[Item] | None = None) -> SelectState:
+def with_other(question: AskUserQuestionItem, rows: list[Item]) -> list[Item]:
+    """``rows``, and the Other row last when the question allows Other."""
+    return [*rows, Item("", other=True)] if question.allow_other else rows
+
+
+def new_state(
+    question: AskUserQuestionItem,
+    items: Sequence[Item] | None = None,
+    *,
+    approve: str | None = None,
+) -> SelectState:
+    """A question's list, the cursor off the approving option (``approve``,
+    or the item marked so)."""
     if not question.options:
         raise ValueError(f"question {question.id!r} has no options to select from")
-    chosen = list(items) if items is not None else generic_items(question)
-    return SelectState(ListState(chosen, multi=question.multi_select))
+    chosen = list(items) if items is not None else generic_items(question, approve)
+    state = SelectState(ListState(chosen, multi=question.multi_select))
+    state.options.start_off_approval()
+    return state
 
 
 def select_screen(
@@ -161,7 +181,12 @@ class _Select:
     def _message(self) -> StyleAndTextTuples:
         if self.numbers.typed:
             return [("class:hint", f"{self.numbers.typed}{NUMBER_HINT}")]
-        return [("class:warning", EMPTY_MULTI_WARNING)] if self.state.warned else []
+        if self.state.pointed and not self.list.multi:
+            return [("class:warning", POINTED_HINT)]
+        if not self.state.warned:
+            return []
+        required = self.question.required
+        return [("class:warning", REQUIRED_MULTI_WARNING if required else EMPTY_MULTI_WARNING)]
 
     def _legend(self) -> list[Pair]:
         """The keys of the current mode, most important first."""
@@ -178,7 +203,8 @@ class _Select:
             pairs += [(f"Space/{numbers}", "tick"), ("a", "all"), ("Enter", "confirm")]
         else:
             pairs += [(numbers, "pick"), ("Enter", "choose")]
-        pairs += [("o", "other"), ("s/Ctrl-S", "skip")]
+        pairs += [("o", "other")] if self.question.allow_other else []
+        pairs += [] if self.question.required else [("s/Ctrl-S", "skip")]
         pairs += [("←/Shift-Tab", "previous")] if nav.back else []
         pairs += [("→/Tab", "next")] if nav.forward else []
         pairs.append(("/", "filter"))
@@ -209,8 +235,10 @@ class _Select:
         bind(kb, ["enter"], self._confirm_key, when=listing)
         bind(kb, ["space"], act(self._tick_current), when=listing & multi)
         bind(kb, ["a"], act(self.list.toggle_all), when=listing & multi)
-        bind(kb, ["o"], act(self._open_other), when=listing)
-        bind(kb, ["s", "c-s"], act(lambda: nav.submit(Answer())), when=listing)
+        if self.question.allow_other:
+            bind(kb, ["o"], act(self._open_other), when=listing)
+        if not self.question.required:
+            bind(kb, ["s", "c-s"], act(lambda: nav.submit(Answer())), when=listing)
         bind(kb, ["/"], act(self._start_filter), when=listing)
         # Esc first drops an applied filter; only then does it cancel (global).
         has_query = Condition(lambda: bool(self.list.query))
@@ -251,7 +279,7 @@ class _Select:
         and drops a number being typed."""
 
         def handler(event: KeyPressEvent) -> None:
-            self.state.warned = False
+            self.state.warned = self.state.pointed = False
             self.numbers.drop()  # a number being typed ends unpicked
             action()
 
@@ -267,7 +295,7 @@ class _Select:
         return max(self.pager.last_height - 1, 1) if self.pager else 1
 
     def _digit_key(self, event: KeyPressEvent) -> None:
-        self.state.warned = False
+        self.state.warned = self.state.pointed = False
         self.numbers.digit(event.data)
 
     def _numbered_rows(self) -> int:
@@ -283,14 +311,22 @@ class _Select:
         if position >= len(self.list.matches):
             return
         index = self.list.matches[position]
-        if self.list.items[index].other:
+        item = self.list.items[index]
+        if item.other:
             return
         if self.list.multi:
             self.list.cursor = position
             self.list.toggle(index)
-        else:
+        if item.approves:
+            # A number never approves: it points at the approving option (or
+            # ticks it); Enter then approves. An Enter typed right after the
+            # number, out of habit, is ignored (EnterGuard).
+            self.list.cursor = position
+            self.state.pointed = True
+            picked(get_app())
+        elif not self.list.multi:
             picked(get_app())  # and moved on: see EnterGuard
-            self.ctx.nav.submit(Answer((self.list.items[index].label,)))
+            self.ctx.nav.submit(Answer((item.label,)))
 
     def _confirm_key(self, event: KeyPressEvent) -> None:
         if not self.numbers.complete():  # Enter ends a number being typed
@@ -304,8 +340,9 @@ class _Select:
             self._open_other()
         elif not self.list.multi:
             self.ctx.nav.submit(Answer((item.label,)))
-        elif self.state.answer.skipped and not self.state.warned:
-            # An empty multi-select answer is never submitted by accident.
+        elif self.state.answer.skipped and (self.question.required or not self.state.warned):
+            # An empty multi-select answer is never submitted by accident,
+            # and never at all where the question is required.
             self.state.warned = True
         else:
             self.state.warned = False
@@ -353,7 +390,10 @@ class _Select:
 
     def _filter_enter(self) -> None:
         self.state.mode = "list"
-        if not self.list.multi:
+        item = self.list.current_item
+        # The filter may have brought the approving option under the cursor;
+        # approving takes an Enter of its own, on the list.
+        if not self.list.multi and not (item is not None and item.approves):
             self._confirm()
 
     def _clear_filter(self) -> None:

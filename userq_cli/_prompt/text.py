@@ -1,7 +1,8 @@
 """Free-text questions (a question without options).
 
 Enter submits. An empty field is never submitted by accident: the first
-Enter on it warns, the second submits the skip; Ctrl-S skips at once.
+Enter on it warns, the second submits the skip; Ctrl-S skips at once. A
+``required`` question has no skip: an empty field only warns.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .legend import Pair
 from .screen import Context, DetailPane, Screen, frame
 
 EMPTY_TEXT_WARNING = "The answer is empty. Type it, or press Enter again to skip this question."
+REQUIRED_TEXT_WARNING = "The answer is empty. This question must be answered: type it."
 
 
 class TextState(msgspec.Struct):
@@ -53,14 +55,17 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
     detail = DetailPane(question, "Ctrl-O") if question.detail else None
 
     def submit(event: KeyPressEvent) -> None:
-        if state.text.strip() or state.warned:
-            nav.submit(Answer(custom=state.text) if state.text.strip() else Answer())
+        if state.text.strip():
+            nav.submit(Answer(custom=state.text))
+        elif state.warned and not question.required:
+            nav.submit(Answer())
         else:
             state.warned = True
 
     kb = KeyBindings()
     bind(kb, ["enter"], submit)
-    bind(kb, ["c-s"], lambda event: nav.submit(Answer()))
+    if not question.required:
+        bind(kb, ["c-s"], lambda event: nav.submit(Answer()))
     if nav.back:
         back = nav.back
         bind(kb, ["s-tab"], lambda event: back())
@@ -72,11 +77,14 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
         bind(kb, ["c-o"], lambda event: read_detail())
 
     def message() -> StyleAndTextTuples:
-        return [("class:warning", EMPTY_TEXT_WARNING)] if state.warned else []
+        if not state.warned:
+            return []
+        warning = REQUIRED_TEXT_WARNING if question.required else EMPTY_TEXT_WARNING
+        return [("class:warning", warning)]
 
     def legend() -> list[Pair]:
         # Letters type text here, so skip and moving use control keys.
-        pairs = [("Enter", "submit"), ("Ctrl-S", "skip")]
+        pairs = [("Enter", "submit")] + ([] if question.required else [("Ctrl-S", "skip")])
         pairs += [("Shift-Tab", "previous question")] if nav.back else []
         pairs += [("Tab", "next question")] if nav.forward else []
         pairs += [("Ctrl-O", "detail")] if nav.read_detail and detail and detail.hidden() else []

@@ -90,10 +90,23 @@ class AskUserQuestionItem(Part, kw_only=True, forbid_unknown_fields=True):
     options: list[AskUserQuestionOption] | None = None
     multi_select: bool = False
     intent: AskUserQuestionIntent | None = None
+    #: A userq extension: the question cannot be skipped (an answer that
+    #: selects nothing and types nothing does not fit it).
+    required: bool = False
+    #: A userq extension: False offers no "Other" (free text instead of, or
+    #: beside, the options) on a question with options.
+    allow_other: bool = True
 
     @property
     def labels(self) -> list[str]:
         return [option.label for option in self.options or ()]
+
+    @property
+    def approving_label(self) -> str | None:
+        """The option that approves: the intent's ``approve`` (a
+        ``plan-review`` always names one), or None."""
+        intent = self.intent
+        return intent.approve if intent is not None else None
 
 
 class AgentRef(Part, kw_only=True):

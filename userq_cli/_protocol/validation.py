@@ -389,6 +389,17 @@ def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent
         )
     if intent.kind == "plan-review" and intent.approve is None:
         return f"plan-review intent on question {quote(question.id)} has no approve"
+    if (
+        intent.approve is not None
+        and not question.allow_other
+        and question.labels == [intent.approve]
+    ):
+        # Approving is a deliberate choice among others; here a human could
+        # only approve, or dismiss the question.
+        return (
+            f"approve {quote(intent.approve)} is the only choice of question"
+            f" {quote(question.id)}, which takes no Other: give an option that declines"
+        )
     return None
 
 
