@@ -6,6 +6,7 @@ command name (``userq --answers f.toml < requests``).
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from typing import Annotated
@@ -16,12 +17,14 @@ from .._answerers.registry import MCP_DEFAULT_ORDER
 from .._protocol.schema import schema_json
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
+from .lean_typer import LeanCommand, LeanGroup
 from .options import ChainOptions, SocketOption, chain_options
 from .question_commands import COMMANDS, OrderedOptionsCommand
 from .serve_command import run_serve
 
 app = typer.Typer(
     name="userq",
+    cls=LeanGroup,  # reads plain values without pydantic: see lean_typer
     add_completion=True,
     invoke_without_command=True,
     no_args_is_help=False,
@@ -75,7 +78,7 @@ def main_command(
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
-@app.command()
+@app.command(cls=LeanCommand)
 @chain_options()
 def serve(
     ctx: typer.Context,
@@ -93,7 +96,7 @@ def serve(
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
-@app.command()
+@app.command(cls=LeanCommand)
 @chain_options()
 def listen(
     ctx: typer.Context,
@@ -122,7 +125,7 @@ def listen(
     raise typer.Exit(run_listen(ChainOptions.given(ctx), dict(os.environ), quiet=quiet))
 
 
-@app.command()
+@app.command(cls=LeanCommand)
 def attach(socket: SocketOption = None) -> None:
     """Join stdin and stdout to the `userq listen` on this machine.
 
@@ -139,7 +142,7 @@ def attach(socket: SocketOption = None) -> None:
     raise typer.Exit(attach_to(socket_path(socket, os.environ)))
 
 
-@app.command()
+@app.command(cls=LeanCommand)
 @chain_options(default_order=MCP_DEFAULT_ORDER)
 def mcp(
     ctx: typer.Context,
@@ -184,7 +187,7 @@ def _positive_seconds(value: float) -> float:
     return value
 
 
-@app.command()
+@app.command(cls=LeanCommand)
 def schema() -> None:
     """Print the JSON Schema of every request and response.
 
@@ -197,3 +200,23 @@ def schema() -> None:
 
 for _command in COMMANDS:
     app.command(cls=OrderedOptionsCommand)(_command)
+
+
+def app_for(name: str | None) -> typer.Typer:
+    """The application with the command ``name`` alone, if it is one, else
+    all of it. Typer builds every command's parameters before it parses a
+    command line; a command line that names its command (`entry.named_command`)
+    needs only that one, and the group's usage, help and errors for that
+    command do not list the others."""
+    named = [info for info in app.registered_commands if _name(info) == name]
+    if not named:
+        return app
+    narrowed = copy.copy(app)
+    narrowed.registered_commands = named
+    return narrowed
+
+
+def _name(info: typer.models.CommandInfo) -> str | None:
+    if info.name or info.callback is None:
+        return info.name
+    return typer.main.get_command_name(info.callback.__name__)

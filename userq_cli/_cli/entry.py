@@ -47,8 +47,9 @@ def main(answerers: Mapping[str, Factory] = ANSWERERS) -> None:
         base = ChainOptions(registry=answerers)
         options = plain_serve_options(sys.argv[1:], os.environ, stdin_is_terminal)
         if options is None:
-            from .app import app
+            from .app import app_for
 
+            app = app_for(named_command(sys.argv[1:], os.environ))
             app(obj=base)  # the group's options are read over it: ChainOptions.given
         else:
             from .serve_command import run_serve
@@ -81,6 +82,19 @@ def plain_serve_options(
         return options
     command = _group_options(after, answerers)
     return None if command is None else command.over(options)
+
+
+def named_command(args: Sequence[str], environ: Mapping[str, str]) -> str | None:
+    """The command that ``args`` name after nothing but plain group options
+    (as `plain_serve_options` reads them), or None: typer then needs the
+    whole application, to complete, to list the commands in --help, or to
+    suggest one for a typo."""
+    if "_USERQ_COMPLETE" in environ:
+        return None
+    for at, token in enumerate(args):
+        if not token.startswith("-") and _group_options(list(args[:at]), None) is not None:
+            return token
+    return None
 
 
 def _group_options(args: list[str], answerers: str | None) -> ChainOptions | None:

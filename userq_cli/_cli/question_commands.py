@@ -12,19 +12,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperCommand
 
 from .._answerers.config import StartupError, TooLarge, read_bounded
 from .._answerers.diagnostics import say
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
 from .._runtime.exit_status import ExitStatus
+from .lean_typer import LeanCommand
 from .one_shot import Outcome, answer_lines, ask_one
 from .options import ChainOptions, chain_options
 
 _RAW_ARGS = "userq.raw_args"
 
 
-class OrderedOptionsCommand(TyperCommand):
+class OrderedOptionsCommand(LeanCommand):
     """Keeps the raw arguments, so each ``-d`` can be paired with the ``-o``
     before it: click groups a repeated option's values and loses the order
     in which two different options were interleaved."""
