@@ -36,6 +36,7 @@ PRESEEDED = {
         (["ask", "Pick one", "-o", "a", "-o", "b"], b"a\n"),
         (["review", "plan.md"], b"Approve\n"),
         (["--answers", "answers.toml", "confirm", "Go?", "--detail-file", "plan.md"], b""),
+        (["confirm", "Go?", "--timeout", "30"], b""),
     ],
 )
 def test_a_preseeded_one_shot_command_imports_no_pydantic_rich_or_prompt_toolkit(
@@ -50,8 +51,8 @@ def test_a_preseeded_one_shot_command_imports_no_pydantic_rich_or_prompt_toolkit
 
 
 def test_the_probe_sees_pydantic_when_a_value_needs_it() -> None:
-    # A number is read by typer's own (pydantic) reader: the probe sees it.
-    modules, _ = loaded_modules(HEAVY, b"", "confirm", "Go?", "--timeout", "5", env=PRESEEDED)
+    # A choice is read by typer's own (pydantic) reader: the probe sees it.
+    modules, _ = loaded_modules(HEAVY, b"", "confirm", "Go?", "--default", "yes", env=PRESEEDED)
     assert modules == {"pydantic"}
 
 
@@ -72,6 +73,9 @@ COMMAND_LINES = [
     ["confirm", "Go?", "--timeout", "5"],
     ["confirm", "Go?", "--timeout", "soon"],
     ["confirm", "Go?", "--timeout", "0"],
+    ["confirm", "Go?", "--timeout", "0.25"],
+    ["confirm", "Go?", "--timeout", "1" + "0" * 20],
+    ["confirm", "Go?", "--timeout", "-1"],
     ["confirm", "Go?", "--default", "YES"],
     ["confirm", "Go?", "--default", "maybe"],
     ["confirm", "Go?", "--max-line-bytes", "5"],
@@ -102,6 +106,9 @@ COMMAND_LINES = [
     ["review", "plan.md", "-o", "Approve"],
     ["review"],
     ["serve", "--help"],
+    ["serve", "--max-line-bytes", "0"],
+    ["serve", "--max-line-bytes", "010"],
+    ["serve", "--max-line-bytes", "100", "--timeout", "2"],
     ["schema"],
 ]
 

@@ -13,7 +13,6 @@ agree wherever this one answers; tests/test_entry.py checks them side by side.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 
@@ -21,6 +20,7 @@ from .._answerers.config import path_of
 from .._answerers.registry import ANSWERERS, Factory
 from .._runtime.chain_options import ChainOptions
 from .._runtime.exit_status import ExitStatus
+from .plain_numbers import COUNT, SECONDS
 
 _VALUE_OPTIONS = (
     "--answers",
@@ -32,10 +32,6 @@ _VALUE_OPTIONS = (
     "--socket",
 )
 _FLAGS = ("--plain", "--defaults")
-# The numbers typer reads the same way as Python does; anything else
-# (1e3, inf, 0x10, a sign, spaces) is left to typer and its error messages.
-_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
-_COUNT = re.compile(r"[1-9][0-9]*")
 
 
 def main(answerers: Mapping[str, Factory] = ANSWERERS) -> None:
@@ -117,9 +113,9 @@ def _group_options(args: list[str], answerers: str | None) -> ChainOptions | Non
     # A single-valued option given twice: typer keeps the last one.
     last = {name: given[-1] for name, given in values.items() if given}
     timeout, count = last.get("--timeout"), last.get("--max-line-bytes")
-    if timeout is not None and not (_SECONDS.fullmatch(timeout) and float(timeout) > 0):
+    if timeout is not None and not (SECONDS.fullmatch(timeout) and float(timeout) > 0):
         return None
-    if count is not None and not _COUNT.fullmatch(count):
+    if count is not None and not COUNT.fullmatch(count):
         return None
     record, socket = last.get("--record"), last.get("--socket")
     return ChainOptions(

@@ -6,12 +6,14 @@ given, through a pydantic TypeAdapter that it builds for that parameter
 the adapters took 60 to 90 ms of a preseeded ``userq confirm`` (150 ms in
 all). No declared type avoids it: in typer 0.29 every parameter but a flag
 takes that path. Most of userq's values are text, which the adapter returns
-unchanged, and paths, which it makes ``Path(text)`` and hands to typer's
-own checks (``coerce_cli_path``). For exactly those values, the command
+unchanged, paths, which it makes ``Path(text)`` and hands to typer's own
+checks (``coerce_cli_path``), and plain numbers (``--timeout 30``), which
+it reads as Python does. For exactly those values, the command
 classes here (`LeanGroup`, `LeanCommand`) give each parameter a reading
-that does the same without pydantic; any other value (a number, a choice,
-a path that ``Path`` would rewrite) goes to typer's own adapter, built when
-first needed, so that results and error messages stay typer's.
+that does the same without pydantic; any other value (a choice, 1e3, a
+number out of bounds, a path that ``Path`` would rewrite) goes to typer's
+own adapter, built when first needed, so that results and error messages
+stay typer's.
 
 This reaches into typer's private parts (a parameter's ``_runtime_param``
 and ``type_descriptor``); a typer without them is left alone (a typer that
@@ -25,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from typer.core import TyperCommand, TyperGroup
+
+from .plain_numbers import COUNT, SECONDS
 
 _NOT_MINE = object()  # a value this module leaves to typer's adapter
 
@@ -91,4 +95,22 @@ def _one(value: Any, annotation: Any, param: Any, ctx: Any) -> Any:
         from typer._param_types import coerce_cli_path
 
         return coerce_cli_path(Path(value), info, path_type=Path, param=param, ctx=ctx)
+    if annotation in (float, int):
+        return _number(value, annotation, info)
     return _NOT_MINE
+
+
+# Up to 15 digits, a number is read exactly by Python and by pydantic alike.
+_DIGITS = 15
+
+
+def _number(value: str, annotation: type[float] | type[int], info: Any) -> Any:
+    """A plain number within the parameter's bounds, or _NOT_MINE: anything
+    else gets typer's reading and its error message."""
+    plain = COUNT if annotation is int else SECONDS
+    if len(value) > _DIGITS or not plain.fullmatch(value):
+        return _NOT_MINE
+    number = annotation(value)
+    if (info.min is not None and number < info.min) or (info.max is not None and number > info.max):
+        return _NOT_MINE
+    return number
