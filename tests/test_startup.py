@@ -113,8 +113,12 @@ COMMAND_LINES = [
 ]
 
 
+# In this process, which may have a terminal: a chain that never asks on it.
+IN_PROCESS = {**PRESEEDED, "USERQ_ANSWERERS": "env,file"}
+
+
 def run(application: typer.Typer, args: list[str]) -> tuple[int, str, str]:
-    result = typer.testing.CliRunner().invoke(application, args, env=PRESEEDED, prog_name="userq")
+    result = typer.testing.CliRunner().invoke(application, args, env=IN_PROCESS, prog_name="userq")
     return result.exit_code, result.stdout, result.stderr
 
 
