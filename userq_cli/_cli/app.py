@@ -17,14 +17,13 @@ from .._answerers.registry import MCP_DEFAULT_ORDER
 from .._protocol.schema import schema_json
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
-from .lean_typer import LeanCommand, LeanGroup
+from .lean_typer import LeanTyper
 from .options import ChainOptions, SocketOption, chain_options
 from .question_commands import COMMANDS, OrderedOptionsCommand
 from .serve_command import run_serve
 
-app = typer.Typer(
+app = LeanTyper(  # reads plain values without pydantic
     name="userq",
-    cls=LeanGroup,  # reads plain values without pydantic: see lean_typer
     add_completion=True,
     invoke_without_command=True,
     no_args_is_help=False,
@@ -78,7 +77,7 @@ def main_command(
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
-@app.command(cls=LeanCommand)
+@app.command()
 @chain_options()
 def serve(
     ctx: typer.Context,
@@ -96,7 +95,7 @@ def serve(
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
-@app.command(cls=LeanCommand)
+@app.command()
 @chain_options()
 def listen(
     ctx: typer.Context,
@@ -125,7 +124,7 @@ def listen(
     raise typer.Exit(run_listen(ChainOptions.given(ctx), dict(os.environ), quiet=quiet))
 
 
-@app.command(cls=LeanCommand)
+@app.command()
 def attach(socket: SocketOption = None) -> None:
     """Join stdin and stdout to the `userq listen` on this machine.
 
@@ -142,7 +141,7 @@ def attach(socket: SocketOption = None) -> None:
     raise typer.Exit(attach_to(socket_path(socket, os.environ)))
 
 
-@app.command(cls=LeanCommand)
+@app.command()
 @chain_options(default_order=MCP_DEFAULT_ORDER)
 def mcp(
     ctx: typer.Context,
@@ -187,7 +186,7 @@ def _positive_seconds(value: float) -> float:
     return value
 
 
-@app.command(cls=LeanCommand)
+@app.command()
 def schema() -> None:
     """Print the JSON Schema of every request and response.
 

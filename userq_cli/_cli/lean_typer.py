@@ -8,12 +8,12 @@ all). No declared type avoids it: in typer 0.29 every parameter but a flag
 takes that path. Most of userq's values are text, which the adapter returns
 unchanged, paths, which it makes ``Path(text)`` and hands to typer's own
 checks (``coerce_cli_path``), and plain numbers (``--timeout 30``), which
-it reads as Python does. For exactly those values, the command
-classes here (`LeanGroup`, `LeanCommand`) give each parameter a reading
-that does the same without pydantic; any other value (a choice, 1e3, a
-number out of bounds, a path that ``Path`` would rewrite) goes to typer's
-own adapter, built when first needed, so that results and error messages
-stay typer's.
+it reads as Python does. For exactly those values, the application class
+here (`LeanTyper`, with `LeanGroup` and `LeanCommand`) gives each parameter
+a reading that does the same without pydantic; any other value (a choice,
+1e3, a number out of bounds, a path that ``Path`` would rewrite) goes to
+typer's own adapter, built when first needed, so that results and error
+messages stay typer's.
 
 This reaches into typer's private parts (a parameter's ``_runtime_param``
 and ``type_descriptor``); a typer without them is left alone (a typer that
@@ -23,10 +23,13 @@ tests/test_startup.py fails if a preseeded command imports pydantic again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import typer
 from typer.core import TyperCommand, TyperGroup
+from typer.models import CommandFunctionType
 
 from .plain_numbers import COUNT, SECONDS
 
@@ -51,6 +54,20 @@ class LeanGroup(LeanParameters, TyperGroup):
 
 class LeanCommand(LeanParameters, TyperCommand):
     pass
+
+
+class LeanTyper(typer.Typer):
+    """A typer application whose group and commands are `LeanGroup` and
+    `LeanCommand` (unless a command names a class of its own, which should
+    derive from `LeanCommand`)."""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(cls=LeanGroup, **settings)
+
+    def command(
+        self, *args: Any, cls: type[TyperCommand] | None = None, **kwargs: Any
+    ) -> Callable[[CommandFunctionType], CommandFunctionType]:
+        return super().command(*args, cls=cls or LeanCommand, **kwargs)
 
 
 class LeanValues:
