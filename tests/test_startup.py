@@ -97,6 +97,8 @@ COMMAND_LINES = [
     ["ask", "Pick", "-oa", "--option=b"],
     ["ask", "Pick", "-d", "x", "-o", "a"],
     ["ask", "Pick", "-o"],
+    ["ask", "Pick", "-o", "a", "--required", "--no-other"],
+    ["confirm", "Go?", "--allow-other"],
     ["ask", "--help"],
     ["review", "plan.md"],
     ["review", "./plan.md", "--json"],
