@@ -24,6 +24,7 @@ import termios
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._gc_pause import gc_paused
 from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
@@ -275,9 +276,10 @@ class TtyAnswerer(Answerer):
     async def _prompt(
         self, fd: int, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, ExplicitAnswer]:
-        from .._prompt.common import Cancelled, EnterGuard
-        from .._prompt.flow import RequestInfo
-        from .._prompt.on_terminal import prompt
+        with gc_paused():  # prompt-toolkit's import
+            from .._prompt.common import Cancelled, EnterGuard
+            from .._prompt.flow import RequestInfo
+            from .._prompt.on_terminal import prompt
 
         if self._enter_guard is None:
             self._enter_guard = EnterGuard()

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 from .._answerers.config import path_of
 from .._answerers.registry import ANSWERERS, Factory
+from .._gc_pause import gc_paused
 from .._runtime.chain_options import ChainOptions
 from .._runtime.exit_status import ExitStatus
 from .plain_numbers import COUNT, SECONDS
@@ -43,7 +44,8 @@ def main(answerers: Mapping[str, Factory] = ANSWERERS) -> None:
         base = ChainOptions(registry=answerers)
         options = plain_serve_options(sys.argv[1:], os.environ, stdin_is_terminal)
         if options is None:
-            from .app import app_for
+            with gc_paused():  # typer's import
+                from .app import app_for
 
             app = app_for(named_command(sys.argv[1:], os.environ))
             app(obj=base)  # the group's options are read over it: ChainOptions.given
