@@ -50,6 +50,13 @@ def test_a_preseeded_one_shot_command_imports_no_pydantic_rich_or_prompt_toolkit
     assert modules == set()
 
 
+def test_a_one_shot_command_does_not_load_what_only_userq_schema_needs() -> None:
+    modules, out = loaded_modules(
+        ("userq_cli._protocol.schema",), b"", "ask", "Pick one", "-o", "a", env=PRESEEDED
+    )
+    assert (out, modules) == (b"a\n", set())
+
+
 def test_the_probe_sees_pydantic_when_a_value_needs_it() -> None:
     # A choice is read by typer's own (pydantic) reader: the probe sees it.
     modules, _ = loaded_modules(HEAVY, b"", "confirm", "Go?", "--default", "yes", env=PRESEEDED)

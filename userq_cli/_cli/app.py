@@ -4,7 +4,9 @@
 command name (``userq --answers f.toml < requests``).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here or in question_commands: typer
+# reads the commands' signatures at every start, and would evaluate each
+# annotation written as a string (a millisecond in all).
 
 import copy
 import os
@@ -14,7 +16,6 @@ from typing import Annotated
 import typer
 
 from .._answerers.registry import MCP_DEFAULT_ORDER
-from .._protocol.schema import schema_json
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
 from .lean_typer import LeanTyper
@@ -194,6 +195,8 @@ def schema() -> None:
 
         userq schema > schema.json
     """
+    from .._protocol.schema import schema_json  # only this command needs it
+
     sys.stdout.write(schema_json())
 
 

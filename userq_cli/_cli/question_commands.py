@@ -2,7 +2,7 @@
 shell line, through the same chain as ``serve``; the answer on stdout and the
 outcome in the exit status."""
 
-from __future__ import annotations
+# Real annotations, not strings: see the note in app.py.
 
 import os
 import sys
