@@ -13,7 +13,9 @@ rules (`server_endpoint` holds the other side's):
   caller's, or one made here, and an id still held is never sent twice;
 - a response carries the id of its ask; one without an id was an unreadable
   line, matched by the ``line`` it names to the ask, hello or other line
-  written there;
+  written there, and so is an error marked ``idInUse`` or naming another
+  line than its ask's (it answers a line whose id is that of an ask still
+  held, not that ask);
 - an ``error.code`` this version does not know is kept as a string (a newer
   userq may add codes; it must not break this one), and so are unknown
   fields, which are ignored;
@@ -229,7 +231,7 @@ class ClientEndpoint:
                 raise ProtocolViolation(f"a hello nobody asked for: {_excerpt(data)}")
             self._hellos.popleft()
             return HelloReceived(response)
-        if response.id is None and isinstance(response, ErrorResponse):
+        if isinstance(response, ErrorResponse) and not self._ends_an_ask(response):
             return self._unreadable_line(response.error, data)
         held = self._held.pop(response.id, None) if response.id is not None else None
         if held is None:
@@ -238,6 +240,17 @@ class ClientEndpoint:
         if isinstance(response, ErrorResponse):
             return ErrorReceived(held, response.error)
         return AnswerReceived(held, response)
+
+    def _ends_an_ask(self, response: ErrorResponse) -> bool:
+        """Whether an error is the outcome of the held ask its id names, not
+        the refusal of a line: one without an id, one marked ``idInUse``, or
+        one naming another line than the ask's (a userq older than
+        ``idInUse``) answers a line whose id is that of an ask still held,
+        such as a cancel of it the other side could not read."""
+        if response.id is None or response.error.id_in_use:
+            return False
+        held, line = self._held.get(response.id), response.error.line
+        return held is None or line is None or line == held.line
 
     def _unreadable_line(self, error: ErrorBody, data: bytes) -> Event:
         """An error without an id: the line it names was unreadable there."""

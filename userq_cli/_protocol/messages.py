@@ -208,6 +208,10 @@ class ErrorBody(Part, kw_only=True):
     code: Code
     message: str
     line: int | None = None
+    #: The error answers its own line, whose ``id`` is that of an ask still
+    #: pending (an ask reusing the id, a malformed cancel of it, ...): it is
+    #: not that ask's outcome, which is still to come. Written only when true.
+    id_in_use: bool = False
 
 
 class ErrorResponse(Message, tag="error", kw_only=True):

@@ -255,6 +255,13 @@ class Server:
         answered at once."""
         if ask_id is None:
             self._unnamed_order.append(seq)
+        elif ask_id in self._pending_ids and isinstance(outcome, UserQuestionError):
+            # Not the pending ask's outcome: a client that waits for the id
+            # must be able to tell (`ErrorBody.id_in_use`).
+            response = outcome.to_response(ask_id, line)
+            response.error.id_in_use = True
+            self._respond(seq, ask_id, response)
+            return
         self._respond_outcome(seq, line, ask_id, outcome)
 
     def _respond_outcome(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
