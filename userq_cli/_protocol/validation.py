@@ -184,9 +184,10 @@ def top_level_id(data: bytes) -> str | None:
                 open_brackets += mark
                 state = _KEY_OR_END if mark == b"{" else _VALUE_OR_END
             continue
-        state = _punctuation(mark, state, open_brackets)
-        if state is None:
+        after = _punctuation(mark, state, open_brackets)
+        if after is None:
             return None
+        state = after
     end = _TRAILING_SPACE.match(data, pos)
     return found if end is not None and end.end() == len(data) else None
 
