@@ -213,6 +213,27 @@ def test_a_cancel_reaches_the_peer_while_it_holds_the_ask(
     assert serve.wait() == 0
 
 
+@pytest.mark.parametrize(
+    "again",
+    [{"id": "planner", "instance": "2"}, {"id": "planner", "instance": "1", "owner": "lead"}],
+    ids=["a new instance", "an owned child"],
+)
+def test_a_re_registered_agent_ends_its_earlier_asks_at_the_peer(
+    holding_peer: tuple[Serve, Fifo, Fifo], again: dict[str, str]
+) -> None:
+    serve, _, hold = holding_peer
+    serve.send({"type": "register", "agent": {"id": "planner", "instance": "1"}})
+    serve.send(go_ask("r1", agent={"id": "planner", "instance": "1"}))
+    assert hold.line() == "holding r1"
+    serve.send({"type": "register", "agent": again})
+    response = serve.read()
+    assert (response["id"], error_of(response)[0]) == ("r1", "ASK_ABORTED")
+    assert "registered again" in error_of(response)[1]
+    assert hold.line() == "dropped r1"  # the peer was told, and let go of it
+    serve.close_stdin()
+    assert serve.wait() == 0
+
+
 def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo) -> None:
     args, env = fake_relay(status, "hang")
     with Serve(argv=[*QUICK_USERQ, "--answerers", "relay", *args], env=env) as serve:
