@@ -25,6 +25,8 @@ from processes import USERQ, LineReader, Serve, responses, run_userq
 from ptyterm import ENTER, P, Term, answers_of, ask, question
 from quick_relay_userq import QUICK
 
+from userq_cli._protocol.limits import MAX_AGENTS
+
 TESTS = Path(__file__).parent
 FAKE_PEER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'fake_peer.py'))}"
 HOLDING_PEER = (
@@ -232,6 +234,21 @@ def test_a_re_registered_agent_ends_its_earlier_asks_at_the_peer(
     assert hold.line() == "dropped r1"  # the peer was told, and let go of it
     serve.close_stdin()
     assert serve.wait() == 0
+
+
+def test_more_agents_than_the_peer_holds_come_and_go_through_the_relay() -> None:
+    # The relay registers each asking agent at the peer; it unregisters an
+    # idle one there before the peer's table of agents is full.
+    argv = [USERQ, "--answerers", "relay", "--relay", f"{PEER_USERQ} serve --answerers defaults"]
+    with Serve(argv=argv) as serve:
+        for n in range(MAX_AGENTS + 5):
+            agent = {"id": f"agent-{n}"}
+            serve.send({"type": "register", "agent": agent}, go_ask(f"r{n}", agent=agent))
+            response = serve.read()
+            assert response.get("sources") == {"go": "relay"}, response
+            serve.send({"type": "unregister", "agent": agent})
+        serve.close_stdin()
+        assert serve.wait() == 0
 
 
 def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo) -> None:

@@ -32,6 +32,7 @@ import msgspec
 
 from .errors import UserQuestionError, quote
 from .framing import DEFAULT_MAX_LINE_BYTES, LineFramer, OversizedLine
+from .limits import MAX_AGENTS
 from .messages import (
     AgentId,
     AgentRegistration,
@@ -75,6 +76,8 @@ class Held(msgspec.Struct, eq=False):
     ask_id: str
     line: int
     question_ids: tuple[str, ...]
+    #: The id of the agent that asks, if any.
+    agent_id: str | None = None
     #: Withdrawn by `ClientEndpoint.cancel`: its response, when it comes,
     #: only acknowledges the cancel.
     cancelled: bool = False
@@ -162,10 +165,23 @@ class ClientEndpoint:
         if self._register_agents and request.agent is not None:
             agent = request.agent
             if self._agents.get(agent.id, ...) != agent.instance:
+                self._make_room_for(agent.id)
                 self.register(AgentRegistration(id=agent.id, instance=agent.instance))
-        held = Held(ask_id, self._write(data), tuple(q.id for q in request.questions))
+        agent_id = request.agent.id if request.agent is not None else None
+        held = Held(ask_id, self._write(data), tuple(q.id for q in request.questions), agent_id)
         self._held[ask_id] = held
         return held
+
+    def _make_room_for(self, agent_id: str) -> None:
+        """Registering agents as their asks come, this side would fill the
+        other side's table of agents (`MAX_AGENTS`): before registering one
+        more, an agent without an ask held there is unregistered."""
+        if agent_id in self._agents or len(self._agents) < MAX_AGENTS:
+            return
+        asking = {held.agent_id for held in self._held.values()}
+        idle = next((known for known in self._agents if known not in asking), None)
+        if idle is not None:
+            self.unregister(idle)
 
     def cancel(self, held: Held) -> None:
         """Withdraw a held ask: the other side ends it with ``ASK_ABORTED``."""
