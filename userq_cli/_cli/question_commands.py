@@ -17,6 +17,7 @@ from typer.core import TyperCommand
 from .._answerers.config import StartupError, TooLarge, read_bounded
 from .._answerers.diagnostics import say
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
+from .._protocol.visible import escape_unsafe_json
 from .._runtime.exit_status import ExitStatus
 from .one_shot import Outcome, answer_lines, ask_one
 from .options import ChainOptions, chain_options
@@ -264,11 +265,24 @@ def _print(outcome: Outcome, json_output: bool, labels: bool) -> None:
         text = outcome.line.decode()
     else:
         text = answer_lines(outcome.item, labels) if outcome.item else ""
+    if sys.stdout.isatty():
+        text = _for_terminal(text, json_output)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
         pass  # the reader left; the exit status still tells the outcome
+
+
+def _for_terminal(text: str, json_output: bool) -> str:
+    """What the answer shows on a terminal: its text came from whoever
+    answered (a relay peer, an answers file), so escapes show as the
+    prompt's placeholders; JSON keeps its value, escaping them instead."""
+    if json_output:
+        return escape_unsafe_json(text)
+    from .._prompt.sanitize import clean
+
+    return clean(text, multiline=True)
 
 
 def _decision(outcome: Outcome, accepting_label: str) -> int:
