@@ -14,7 +14,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand
 
-from .._answerers.config import StartupError, TooLarge, read_bounded
+from .._answerers.config import NoWriter, StartupError, TooLarge, read_bounded, read_named_file
 from .._answerers.diagnostics import say
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
 from .._protocol.visible import escape_unsafe_json
@@ -361,10 +361,9 @@ def _read_text(path: Path, hint: str) -> str:
                 raise typer.BadParameter("cannot read - : stdin is closed", param_hint=hint)
             data = read_bounded(sys.stdin.buffer, MAX_TEXT_BYTES)
         else:
-            with path.open("rb") as file:
-                data = read_bounded(file, MAX_TEXT_BYTES)
+            data = read_named_file(path, MAX_TEXT_BYTES)
         return data.decode("utf-8")
-    except TooLarge as exc:
+    except (TooLarge, NoWriter) as exc:
         raise typer.BadParameter(f"cannot read {path}: {exc}", param_hint=hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
