@@ -150,3 +150,21 @@ def test_an_answer_printed_on_a_terminal_is_inert(json_output: bool) -> None:
             assert "␛]52;c;" in term.text and "<U+202E>" in term.text
     finally:
         term.close()
+
+
+def test_responses_written_to_a_terminal_are_inert(tmp_path: Path) -> None:
+    custom = PEER_TEXT.replace("\x1b\\", "")
+    source = tmp_path / "requests.jsonl"
+    source.write_text('{"id":"r1","questions":[{"id":"q","question":"Name?"}]}\n')
+    term = Term(
+        f"{shlex.quote(USERQ)} --answerers env < {source}; echo exit=$?",
+        env={"USERQ_ANSWER_Q": custom},
+        cols=COLS,
+    )
+    try:
+        term.wait_for("exit=0")
+        assert inert(bytes(term.raw)), bytes(term.raw)
+        printed = bytes(term.raw).decode().split("\r\n")[0]
+        assert json.loads(printed)["answers"][0]["custom"] == custom
+    finally:
+        term.close()

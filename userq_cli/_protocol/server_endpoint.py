@@ -39,6 +39,7 @@ from .validation import (
     decode_request,
     passes_stateless_checks,
 )
+from .visible import escape_unsafe_json
 
 
 class Ticket(msgspec.Struct, eq=False):
@@ -112,6 +113,10 @@ class Server:
         self._unnamed_order: deque[int] = deque()
         self._unnamed_ready: dict[int, bytes] = {}
         self._outgoing = bytearray()
+        #: The responses go to a terminal: the characters of `visible.UNSAFE`
+        #: in them (a peer's or an answerer's text) are written as their JSON
+        #: escapes, the same JSON, which the terminal shows as text.
+        self.for_terminal = False
 
     # --- input ------------------------------------------------------------
 
@@ -297,6 +302,8 @@ class Server:
     def data_to_send(self) -> bytes:
         data = bytes(self._outgoing)
         self._outgoing.clear()
+        if self.for_terminal:
+            return escape_unsafe_json(data.decode()).encode()
         return data
 
     def _respond_now(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
