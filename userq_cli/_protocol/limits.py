@@ -24,7 +24,8 @@ MAX_PENDING_ASKS = 1000
 
 #: The bytes of the lines of the asks waiting at once in one session. A
 #: waiting ask holds about twice its line (more on its way to a relay peer),
-#: so this bounds a flood of asks at the 1 MiB line limit.
+#: so this bounds a flood of asks at the 1 MiB line limit. The first ask to
+#: wait is never refused for it: the line limit bounds a single ask.
 MAX_PENDING_BYTES = 16 << 20
 
 #: Bytes queued for a relay peer or a listener that does not read: an ask

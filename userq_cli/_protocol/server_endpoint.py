@@ -191,7 +191,9 @@ class Server:
                     self._respond_now(seq, line, ask_id, now)
                 return []
         size = len(frame.data)
-        if len(self._pending) >= MAX_PENDING_ASKS or self._pending_bytes + size > MAX_PENDING_BYTES:
+        if self._pending and (
+            len(self._pending) >= MAX_PENDING_ASKS or self._pending_bytes + size > MAX_PENDING_BYTES
+        ):
             self._respond_now(seq, line, ask_id, self._over_pending_limit(size))
             return []
         ticket = Ticket(seq, line, request, frame.data if self._keep_lines else None, size=size)
@@ -205,7 +207,9 @@ class Server:
 
     def _over_pending_limit(self, size: int) -> BadLine:
         """Checked last, just before an ask would wait: an ask answered at
-        once holds nothing, and is never refused for the others."""
+        once holds nothing, and is never refused for the others. Nor is an
+        ask when none waits: one ask is bounded by the line limit (the one
+        of ``userq review`` by its plan file's), the limits bound many."""
         if len(self._pending) >= MAX_PENDING_ASKS:
             held = f"{MAX_PENDING_ASKS} asks are pending, the most one session holds"
         else:
