@@ -25,6 +25,7 @@ from ptyterm import Session
 from userq_cli._protocol.limits import (
     MAX_AGENT_TEXT,
     MAX_AGENTS,
+    MAX_DECLINED_REASONS,
     MAX_PEER_BACKLOG,
     MAX_PENDING_ASKS,
     MAX_PENDING_BYTES,
@@ -228,3 +229,38 @@ def test_the_documents_state_the_limits_the_code_has() -> None:
         text = (root / document).read_text()
         missing = [n for n in numbers if n not in text]
         assert not missing, f"{document} does not state {missing}"
+
+
+@pytest.mark.timeout(300)
+def test_reasons_for_questions_a_later_answerer_answered_do_not_pile_up(
+    tmp_path: Path, figure: Callable[[str], None]
+) -> None:
+    # The peer declines each question (NO_PROVIDER), defaults answers it:
+    # the relay's reason for it is never read, and must not stay for good.
+    # In batches small enough that neither pipe fills while the other waits.
+    batch, batches = 20, 1000
+    report_file = tmp_path / "peak"
+    relay = ["--answerers", "relay,defaults", "--relay", f"{USERQ} serve --answerers env"]
+    proc = subprocess.Popen(
+        [sys.executable, PEAK_RSS, str(report_file), "--", USERQ, *relay],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=clean_env(),
+        start_new_session=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    for start in range(0, batch * batches, batch):
+        for n in range(start, start + batch):
+            question = {"id": f"q{n}-" + "x" * 2000, "question": "?", "options": [{"label": "A"}]}
+            proc.stdin.write(json.dumps({"id": f"r{n}", "questions": [question]}).encode() + b"\n")
+        proc.stdin.flush()
+        answered = [json.loads(proc.stdout.readline()) for _ in range(batch)]
+        assert {r["type"] for r in answered} == {"answer"}
+    proc.stdin.close()
+    assert proc.wait(60) == 0
+    peak = int(report_file.read_text()) << 10
+    assert peak < REGISTER_TARGET
+    case = (
+        f"{batch * batches:,} asks declined by a relay peer (limit {MAX_DECLINED_REASONS} reasons)"
+    )
+    report(figure, case, peak, REGISTER_TARGET)

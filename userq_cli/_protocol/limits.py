@@ -28,6 +28,11 @@ MAX_PENDING_ASKS = 1000
 #: wait is never refused for it: the line limit bounds a single ask.
 MAX_PENDING_BYTES = 16 << 20
 
+#: Reasons an answerer keeps for the NO_PROVIDER of asks in flight (the
+#: relay's peer declined these questions, say): the oldest go first, and an
+#: ask that loses its own says less about why (never more or less answered).
+MAX_DECLINED_REASONS = 1024
+
 #: Bytes queued for a relay peer or a listener that does not read: an ask
 #: waits to be sent until what was sent before is below this.
 MAX_PEER_BACKLOG = 1 << 16
