@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import msgspec
 
 from .._protocol.client_endpoint import Held
-from .._protocol.errors import UserQuestionError, quote
+from .._protocol.errors import UserQuestionError, duration, quote
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, Frame, LineFramer, OversizedLine
 from .._protocol.limits import MAX_PEER_BACKLOG
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
@@ -139,7 +139,7 @@ class PeerStream:
         if self.alive and self.link.holds(sent):
             self._stop(
                 f"did not acknowledge the cancel of {quote(sent.ask_id)} within"
-                f" {self._grace.cancel:g} seconds, so it counts as hung"
+                f" {duration(self._grace.cancel)}, so it counts as hung"
             )
 
     # --- the peer's output ------------------------------------------------

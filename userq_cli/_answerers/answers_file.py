@@ -56,7 +56,10 @@ class FileAnswerer(NeverWaits):
     @classmethod
     def from_config(cls, config: ChainConfig) -> FileAnswerer:
         files = len(files_named(config))
-        return cls(load_files(config), files)
+        answers = load_files(config)
+        answers.common = config.preseeded(answers.common)
+        answers.by_agent = {agent: config.preseeded(a) for agent, a in answers.by_agent.items()}
+        return cls(answers, files)
 
     @property
     def answers_nothing(self) -> bool:

@@ -11,6 +11,7 @@ import msgspec
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .._protocol.answer_values import AnswerValue
     from .._protocol.messages import AskUserQuestionRequest
 
 
@@ -151,8 +152,12 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: (``userq confirm --default``). A presentation hint, never an answer.
     default_label: str | None = None
     #: The label that approves (``userq confirm``'s yes): the defaults policy
-    #: gives it only where it is also ``default_label``, never by its place.
+    #: gives it only where it is also ``default_label``, never by its place,
+    #: and the prompt treats it as an intent's ``approve`` (a deliberate act).
     approval_label: str | None = None
+    #: ``userq confirm``'s (yes, no) labels: its question is a confirm, so a
+    #: preseeded answer may also say yes or no in words (`confirm_answer`).
+    confirm_labels: tuple[str, str] | None = None
     #: ``--relay CMD``: the relay's peer command (else USERQ_RELAY in ``environ``).
     relay: str | None = None
     #: Set when stdin is the terminal too: the prompt holds it while on
@@ -167,3 +172,13 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: Set by `userq mcp`: shows a form in the MCP client's own UI (the
     #: ``elicit`` answerer's way to a human; without it, elicit cannot run).
     form_asker: FormAsker | None = None
+
+    def preseeded(self, values: Mapping[str, AnswerValue]) -> dict[str, AnswerValue]:
+        """Preseeded answers (env, files) by question id, as this run reads
+        them: for ``userq confirm``, yes and no in words are its labels."""
+        if self.confirm_labels is None:
+            return dict(values)
+        from .._protocol.answer_values import confirm_answer
+
+        yes, no = self.confirm_labels
+        return {qid: confirm_answer(value, yes, no) for qid, value in values.items()}

@@ -13,10 +13,13 @@ The form has one property per open question, keyed by its id:
 - multi-select: an array of those strings;
 - no options: a string, the free text;
 - a question with options also gets an optional string property for
-  "Other", the text typed instead of (or beside) a label.
+  "Other", the text typed instead of (or beside) a label, unless its
+  ``allowOther`` is false.
 
-No property is required and none has a default: a field left empty is a
-skip, and an approval is never preselected. A question with a ``detail``
+No property has a default: a field left empty is a skip, and an approval is
+never preselected. A ``required`` question's field is required when it is
+the question's only one (free text, or options without Other); the chain
+refuses a skip from any form, whatever the client checked. A question with a ``detail``
 (a ``plan-review``'s plan) shows it in the form's message, since a form
 field has no room for it; a plan-review's message also names the label
 that approves. ``accept`` answers every open question (``sources``:
@@ -108,7 +111,7 @@ class Form:
         #: The "Other" property of each question with options, by question id.
         self.other: dict[str, str] = {}
         for question in self.questions:
-            if question.options:
+            if question.options and question.allow_other:
                 key = f"{question.id}.other"
                 while key in taken:
                     key += "_"
@@ -125,6 +128,11 @@ class Form:
                     "description": _OTHER_BESIDE if question.multi_select else _OTHER_INSTEAD,
                 }
         self.schema: dict[str, Any] = {"type": "object", "properties": properties}
+        # A field the form can require is the question's only field (free
+        # text, or options without Other): with Other, either field answers.
+        required = [q.id for q in self.questions if q.required and q.id not in self.other]
+        if required:
+            self.schema["required"] = required
 
     def answers(self, content: Mapping[str, Any]) -> dict[str, AnswerValue]:
         """Every question's answer: what its fields hold, an empty one a skip.

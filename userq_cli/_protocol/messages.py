@@ -45,7 +45,15 @@ class Message(
     - ``tag_field="type"``: requests and responses are tagged unions on
       ``type``, so one decoder picks the right struct without guessing.
     - unknown fields are ignored (msgspec's default) for forward compatibility:
-      a newer client may send fields this version does not know.
+      a newer client may send fields this version does not know. The
+      question's parts (`AskUserQuestionItem`, `AskUserQuestionOption`,
+      `AskUserQuestionIntent`) are the exception, as types: decoded straight
+      into them, an unknown field fails. That lets the one typed decode of an
+      ask also prove it has none, so the usual ask costs nothing for the
+      near-miss check (`multi_select` for ``multiSelect`` is refused, not
+      ignored); userq's reader (`validation.decode_request`) checks an ask
+      that has some for near misses and drops the rest, so on the wire they
+      are still ignored.
     - ``gc=False``: a message is a tree (decoded from JSON, or built to be
       encoded), never part of a reference cycle, so the garbage collector
       need not track it; every ask builds several (about 0.1 us less per
@@ -63,21 +71,21 @@ class Part(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", gc=
 # --- questions -----------------------------------------------------------------
 
 
-class AskUserQuestionOption(Part, kw_only=True):
+class AskUserQuestionOption(Part, kw_only=True, forbid_unknown_fields=True):
     """One choice offered for a question."""
 
     label: NonEmpty
     description: str | None = None
 
 
-class AskUserQuestionIntent(Part, kw_only=True):
+class AskUserQuestionIntent(Part, kw_only=True, forbid_unknown_fields=True):
     """A presentation hint; ``kind`` selects it, unknown kinds render generically."""
 
     kind: NonEmpty
     approve: str | None = None
 
 
-class AskUserQuestionItem(Part, kw_only=True):
+class AskUserQuestionItem(Part, kw_only=True, forbid_unknown_fields=True):
     """One question of an ask."""
 
     id: NonEmpty
@@ -87,10 +95,23 @@ class AskUserQuestionItem(Part, kw_only=True):
     options: list[AskUserQuestionOption] | None = None
     multi_select: bool = False
     intent: AskUserQuestionIntent | None = None
+    #: A userq extension: the question cannot be skipped (an answer that
+    #: selects nothing and types nothing does not fit it).
+    required: bool = False
+    #: A userq extension: False offers no "Other" (free text instead of, or
+    #: beside, the options) on a question with options.
+    allow_other: bool = True
 
     @property
     def labels(self) -> list[str]:
         return [option.label for option in self.options or ()]
+
+    @property
+    def approving_label(self) -> str | None:
+        """The option that approves: the intent's ``approve`` (a
+        ``plan-review`` always names one), or None."""
+        intent = self.intent
+        return intent.approve if intent is not None else None
 
 
 class AgentRef(Part, kw_only=True):
