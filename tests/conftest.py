@@ -15,8 +15,10 @@ Also the suite's hypothesis profile.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -65,6 +67,32 @@ def _tally_line(figure: str, cases: Counter[str], dimensions: dict[str, Counter[
     ]
     n = cases["all"]
     return f"{figure}: {n} case{'s' * (n != 1)}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker (CI runs ``-n 2``): hand the figures to the
+    controller, which prints the section; a worker prints nothing."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        tallies = {
+            f: [dict(c), {d: dict(n) for d, n in ds.items()}] for f, (c, ds) in _TALLIES.items()
+        }
+        workeroutput["userq_figures"] = json.dumps([_FIGURES, tallies])
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the controller: add a worker's figures to this process's."""
+    data = getattr(node, "workeroutput", {}).get("userq_figures")
+    if data is None:
+        return
+    figures, tallies = json.loads(data)
+    _FIGURES.extend(figures)
+    for figure, (cases, dimensions) in tallies.items():
+        mine, my_dimensions = _TALLIES.setdefault(figure, (Counter(), {}))
+        mine.update(cases)
+        for dimension, labels in dimensions.items():
+            my_dimensions.setdefault(dimension, Counter()).update(labels)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -54,6 +54,10 @@ def usage_error(result: subprocess.CompletedProcess[str]) -> str:
         (["review", "-", "--approve", ""], "'--approve': the label '' is empty"),
         (["review", "-", "-o", "Approve"], "-o: the label 'Approve' is the same as --approve"),
         (["review", "-", "-o", "No", "-o", "No"], "the label 'No' is given twice"),
+        # Bytes that are not UTF-8 (kept by Python as lone surrogates) once
+        # ended as an internal error when the request was written.
+        (["confirm", "Go\udcff?"], "'QUESTION': not UTF-8 text (byte 0xff)"),
+        (["ask", "Pick", "-o", "a\udcfe"], "'-o' / '--option': not UTF-8 text (byte 0xfe)"),
     ],
 )
 def test_a_mistake_on_the_command_line_is_a_usage_error(args: list[str], expected: str) -> None:

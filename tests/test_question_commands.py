@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -283,3 +284,10 @@ def test_confirm_without_default_starts_on_the_first_option() -> None:
         assert term.wait_exit() == 1
     finally:
         term.close()
+
+
+def test_a_plan_file_that_is_a_fifo_nobody_writes_to_is_a_usage_error(tmp_path: Path) -> None:
+    fifo = tmp_path / "plan.md"
+    os.mkfifo(fifo)
+    result = userq("review", str(fifo), "--answerers", "env")  # hung in open(2) before
+    assert result.returncode == 2 and "nothing writes to" in result.stderr

@@ -27,6 +27,7 @@ from userq_cli._protocol.validation import (
     convert_request,
     parse_request,
     passes_stateless_checks,
+    top_level_id,
 )
 
 
@@ -466,3 +467,30 @@ def test_a_mistake_beside_an_unknown_field_is_worded_as_without_it(
     # "unknown field", which the protocol ignores.
     error = bad({"id": "r", "questions": questions})
     assert error.message.startswith(path) and "unknown field" not in error.message
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"id":"a","x":"\\ud83d"}', "a"),
+        ('{"x":[[[1e400]]],"id":"a"}', "a"),
+        ('{"id":"a","id":"b","x":1e400}', "b"),  # duplicate keys: the last wins
+        ('{"\\u0069d":"a","x":1e400}', "a"),  # an escaped key is still "id"
+        ('{"id":"","x":1e400}', ""),
+        ('{"id":5,"x":1e400}', None),
+        ('{"x":{"id":"inner"},"y":1e400}', None),  # not the top level
+        ('{"id":"\\ud83d"}', None),  # an id that cannot be echoed
+        ('{"id":"a","x":1e400', None),  # cut off: not JSON
+        ('{"id":"a","x":1e400} []', None),  # more after the object
+        ('{"id":"a","x":[1,]}', None),
+        ('{"id":"a","x":01}', None),
+        ('[{"id":"a"}]', None),
+    ],
+)
+def test_the_id_of_a_line_msgspec_cannot_decode(line: str, expected: str | None) -> None:
+    assert top_level_id(line.encode()) == expected
+
+
+def test_the_id_is_found_behind_any_depth() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert top_level_id(b'{"x":' + deep + b',"id":"a"}') == "a"

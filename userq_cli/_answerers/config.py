@@ -52,6 +52,52 @@ def read_bounded(file: BinaryIO, limit: int) -> bytes:
     return data
 
 
+class NoWriter(Exception):
+    """A FIFO that nobody writes to: reading it would wait forever."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "it is a pipe or FIFO that nothing writes to and that holds nothing, so"
+            " reading it would never end; give a file, or start its writer first"
+            " (as <(command) does)"
+        )
+
+
+def read_named_file(path: Path, limit: int) -> bytes:
+    """`read_bounded` of the file at ``path``; a FIFO without a writer is
+    `NoWriter` at once instead of a wait that never ends. A pipe or FIFO with
+    a live writer (``--answers <(command)``) is read to its end, however long
+    the writer takes: that command is the person's own, as any in a pipeline.
+
+    Opened without blocking, which a FIFO's open would do until a writer
+    came; then its first read tells: end of file is no writer (and nothing
+    written), "would block" a writer still at work."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as file:  # closes fd, whatever happens
+        first = _first_of_fifo(fd, limit) if stat.S_ISFIFO(os.fstat(fd).st_mode) else b""
+        os.set_blocking(fd, True)
+        if len(first) > limit:
+            raise TooLarge(limit)
+        return first + read_bounded(file, limit - len(first))
+
+
+def _first_of_fifo(fd: int, limit: int) -> bytes:
+    """What a FIFO opened without blocking holds already (b"" for nothing
+    yet, from a writer still at work); `NoWriter` if it has no writer."""
+    import os
+
+    try:
+        first = os.read(fd, limit + 1)
+    except BlockingIOError:
+        return b""  # a writer, with nothing written yet
+    if not first:
+        raise NoWriter
+    return first
+
+
 class TerminalHold(Protocol):
     """The request reader's side of a terminal that is stdin too (the
     runtime's ``TerminalShare``): an answerer that prompts there holds it,

@@ -39,6 +39,7 @@ from .._protocol.errors import UserQuestionError, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import Answerer
 from .config import ChainConfig, FormAsker, FormUnavailable, StartupError
+from .reasons import Reasons
 
 #: What an "Other" field says it is: with one choice, typed text replaces the
 #: choice (the protocol's rule); with several, it is one more.
@@ -52,7 +53,7 @@ class ElicitAnswerer(Answerer):
     def __init__(self, asker: FormAsker) -> None:
         self._asker = asker
         #: Why questions were passed on, by question id, for `why_not`.
-        self._declined: dict[str, str] = {}
+        self._declined = Reasons()
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> Self:
@@ -76,8 +77,7 @@ class ElicitAnswerer(Answerer):
         reason = self._asker.cannot_ask(request)
         if reason is None:
             return None
-        for question in open_questions:
-            self._declined[question.id] = reason
+        self._declined.note((q.id for q in open_questions), reason)
         return {}
 
     async def answer(
@@ -90,8 +90,7 @@ class ElicitAnswerer(Answerer):
         try:
             reply = await self._asker.ask_form(request, form.message, form.schema)
         except FormUnavailable as exc:
-            for question in open_questions:
-                self._declined[question.id] = str(exc)
+            self._declined.note((q.id for q in open_questions), str(exc))
             return {}
         if reply.action != "accept":
             how = "declined" if reply.action == "decline" else "dismissed"
@@ -99,8 +98,7 @@ class ElicitAnswerer(Answerer):
         return form.answers(reply.content or {})
 
     def why_not(self, question_ids: Sequence[str]) -> str:
-        # Taken, not kept: the reasons belong to this ask's NO_PROVIDER alone.
-        reasons = {self._declined.pop(q) for q in question_ids if q in self._declined}
+        reasons = self._declined.take(question_ids)
         return "; ".join(sorted(reasons)) or "the MCP client's form did not answer them"
 
 

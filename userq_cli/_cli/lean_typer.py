@@ -104,7 +104,7 @@ def _one(value: Any, annotation: Any, param: Any, ctx: Any) -> Any:
     if type(value) is not str:
         return _NOT_MINE
     if annotation is str:
-        return value
+        return _utf8(value)
     info = param.type_descriptor.parameter_info
     if annotation is Path and info.path_type is None and str(Path(value)) == value:
         # As typer's path adapter, given the Path it would make: the same
@@ -115,6 +115,19 @@ def _one(value: Any, annotation: Any, param: Any, ctx: Any) -> Any:
     if annotation in (float, int):
         return _number(value, annotation, info)
     return _NOT_MINE
+
+
+def _utf8(value: str) -> str:
+    """``value``, if it is text the protocol can carry: an argument that is
+    not UTF-8 (Python keeps its bytes as lone surrogates) is a usage error
+    here, where typer's reading would pass it on to fail as an internal
+    error when the request is written."""
+    try:
+        value.encode()
+    except UnicodeEncodeError as error:
+        byte = ord(value[error.start]) & 0xFF
+        raise typer.BadParameter(f"not UTF-8 text (byte 0x{byte:02x})") from None
+    return value
 
 
 # Up to 15 digits, a number is read exactly by Python and by pydantic alike.

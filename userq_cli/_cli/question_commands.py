@@ -13,9 +13,10 @@ from typing import Annotated, Any
 
 import typer
 
-from .._answerers.config import StartupError, TooLarge, read_bounded
+from .._answerers.config import NoWriter, StartupError, TooLarge, read_bounded, read_named_file
 from .._answerers.diagnostics import say
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
+from .._protocol.visible import escape_unsafe_json
 from .._runtime.exit_status import ExitStatus
 from .lean_typer import LeanCommand
 from .one_shot import Outcome, answer_lines, ask_one
@@ -364,11 +365,24 @@ def _print(outcome: Outcome, json_output: bool, labels: bool) -> None:
         text = outcome.line.decode()
     else:
         text = answer_lines(outcome.item, labels) if outcome.item else ""
+    if sys.stdout.isatty():
+        text = _for_terminal(text, json_output)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:
         pass  # the reader left; the exit status still tells the outcome
+
+
+def _for_terminal(text: str, json_output: bool) -> str:
+    """What the answer shows on a terminal: its text came from whoever
+    answered (a relay peer, an answers file), so escapes show as the
+    prompt's placeholders; JSON keeps its value, escaping them instead."""
+    if json_output:
+        return escape_unsafe_json(text)
+    from .._prompt.sanitize import clean
+
+    return clean(text, multiline=True)
 
 
 def _decision(outcome: Outcome, accepting_label: str) -> int:
@@ -447,10 +461,9 @@ def _read_text(path: Path, hint: str) -> str:
                 raise typer.BadParameter("cannot read - : stdin is closed", param_hint=hint)
             data = read_bounded(sys.stdin.buffer, MAX_TEXT_BYTES)
         else:
-            with path.open("rb") as file:
-                data = read_bounded(file, MAX_TEXT_BYTES)
+            data = read_named_file(path, MAX_TEXT_BYTES)
         return data.decode("utf-8")
-    except TooLarge as exc:
+    except (TooLarge, NoWriter) as exc:
         raise typer.BadParameter(f"cannot read {path}: {exc}", param_hint=hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"

@@ -12,9 +12,14 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import Meta
 
+from .limits import MAX_AGENT_TEXT
+
 PROTOCOL_VERSION = 1
 
 NonEmpty = Annotated[str, Meta(min_length=1)]
+#: An agent's id, instance or owner: bounded, as every table a session fills.
+AgentText = Annotated[str, Meta(max_length=MAX_AGENT_TEXT)]
+AgentName = Annotated[str, Meta(min_length=1, max_length=MAX_AGENT_TEXT)]
 # A timeout of zero or less could only ever abort at once; reject it as a mistake.
 Seconds = Annotated[float, Meta(gt=0)]
 
@@ -112,20 +117,20 @@ class AskUserQuestionItem(Part, kw_only=True, forbid_unknown_fields=True):
 class AgentRef(Part, kw_only=True):
     """The agent an ask comes from."""
 
-    id: NonEmpty
-    instance: str | None = None
+    id: AgentName
+    instance: AgentText | None = None
 
 
 class AgentRegistration(Part, kw_only=True):
     """A live agent; an ``owner`` marks it as a child that has no human to ask."""
 
-    id: NonEmpty
-    instance: str | None = None
-    owner: str | None = None
+    id: AgentName
+    instance: AgentText | None = None
+    owner: AgentText | None = None
 
 
 class AgentId(Part, kw_only=True):
-    id: NonEmpty
+    id: AgentName
 
 
 # --- requests (client -> userq) -------------------------------------------------
@@ -229,6 +234,10 @@ class ErrorBody(Part, kw_only=True):
     code: Code
     message: str
     line: int | None = None
+    #: The error answers its own line, whose ``id`` is that of an ask still
+    #: pending (an ask reusing the id, a malformed cancel of it, ...): it is
+    #: not that ask's outcome, which is still to come. Written only when true.
+    id_in_use: bool = False
 
 
 class ErrorResponse(Message, tag="error", kw_only=True):

@@ -10,6 +10,7 @@ BAD_INTENT.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, get_args
 
@@ -141,8 +142,102 @@ def _parse_other(data: bytes) -> Request:
     try:
         obj = decode_json(data)
     except Undecodable as exc:
-        raise BadLine(str(exc)) from None
+        raise BadLine(str(exc), top_level_id(data)) from None
     return convert_request(obj)
+
+
+# One JSON token, and the whitespace before it: a string (group 1), another
+# scalar (group 2), or punctuation (group 3). Possessive quantifiers: a string
+# that never ends must not cost a backtracking search.
+_TOKEN = re.compile(
+    rb'[ \t\n\r]*+(?:("(?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+")'
+    rb"|(-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?|true|false|null)"
+    rb"|([][{}:,]))"
+)
+_TRAILING_SPACE = re.compile(rb"[ \t\n\r]*+")
+# What may come next, in the grammar walk of `top_level_id`.
+_VALUE, _VALUE_OR_END, _KEY, _KEY_OR_END, _COLON, _COMMA_OR_END, _DONE = range(7)
+
+
+def top_level_id(data: bytes) -> str | None:
+    """The string ``id`` of a line that is a JSON object which msgspec could
+    not decode, or None: the protocol echoes the id whenever the line was a
+    JSON object with a string id, and JSON allows what msgspec refuses (a
+    lone surrogate escape, ``1e400``, an integer of 5,000 digits, nesting
+    beyond its thousand levels).
+
+    Checks the whole line against JSON's grammar, token by token with a
+    stack of its own (so no depth is too deep), and keeps the last value of
+    the top-level key ``id`` (duplicate keys: the last wins, as in a decoded
+    object). Only an unreadable line comes here: its cost is the line's."""
+    if not data.lstrip(b" \t\r\n").startswith(b"{"):
+        return None  # not an object: no id to find
+    open_brackets = bytearray()  # the containers the walk is in, innermost last
+    state, pos, key, found = _VALUE, 0, b"", None
+    while state != _DONE:
+        token = _TOKEN.match(data, pos)
+        if token is None:
+            return None
+        pos = token.end()
+        text, mark = token.group(1, 3)  # a string, punctuation; else a scalar
+        at_top = len(open_brackets) == 1
+        if text is not None and state in (_KEY, _KEY_OR_END):
+            key, state = (text if at_top else b""), _COLON
+            continue
+        if mark is None or mark in b"[{":  # a value
+            if state not in (_VALUE, _VALUE_OR_END):
+                return None
+            if at_top and _is_id(key):
+                found = _string(text) if text is not None else None
+            if mark is None:
+                state = _after_value(open_brackets)
+            else:
+                open_brackets += mark
+                state = _KEY_OR_END if mark == b"{" else _VALUE_OR_END
+            continue
+        after = _punctuation(mark, state, open_brackets)
+        if after is None:
+            return None
+        state = after
+    end = _TRAILING_SPACE.match(data, pos)
+    return found if end is not None and end.end() == len(data) else None
+
+
+def _punctuation(mark: bytes, state: int, open_brackets: bytearray) -> int | None:
+    """The state after ``:``, ``,`` or a closing bracket; None: not JSON."""
+    inner = open_brackets[-1:]
+    if mark == b":":
+        return _VALUE if state == _COLON else None
+    if mark == b",":
+        if state != _COMMA_OR_END:
+            return None
+        return _KEY if inner == b"{" else _VALUE
+    if mark == b"}":
+        closing = inner == b"{" and state in (_KEY_OR_END, _COMMA_OR_END)
+    else:
+        closing = inner == b"[" and state in (_VALUE_OR_END, _COMMA_OR_END)
+    if not closing:
+        return None
+    del open_brackets[-1]
+    return _after_value(open_brackets)
+
+
+def _after_value(open_brackets: bytearray) -> int:
+    return _COMMA_OR_END if open_brackets else _DONE
+
+
+def _is_id(key: bytes) -> bool:
+    return key == b'"id"' or (b"\\" in key and _string(key) == "id")
+
+
+def _string(token: bytes) -> str | None:
+    """A JSON string token's text; None for one msgspec cannot hold (a lone
+    surrogate), which could not be echoed either."""
+    try:
+        value = _decoder.decode(token)
+    except msgspec.DecodeError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def convert_request(obj: Any) -> Request:
