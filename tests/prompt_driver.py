@@ -60,13 +60,23 @@ def answer(
 async def _run(
     questions: list[AskUserQuestionItem], keys: Sequence[str], clock: Callable[[], float]
 ) -> dict[str, Answer]:
+    return await ask_typed(questions, keys, RequestInfo(enter_guard=EnterGuard(clock=clock)))
+
+
+async def ask_typed(
+    questions: Sequence[AskUserQuestionItem], keys: Sequence[str], info: RequestInfo
+) -> dict[str, Answer]:
+    """`ask`, with ``keys`` typed once its first frame is drawn: the prompt
+    drops keys typed before that, as at a terminal."""
     with create_pipe_input() as pipe:
+        asking = asyncio.ensure_future(ask(questions, Terminal(pipe, DummyOutput()), info))
+        while not asking.done() and (info.app is None or info.app.render_counter == 0):
+            await asyncio.sleep(0)  # (one turn of the loop: the first frame is drawn in it)
         # All keys at once: prompt-toolkit reads them in order, each key
         # handled (and the screen switched) before the next one.
         for key in keys:
             pipe.send_text(key)
-        info = RequestInfo(enter_guard=EnterGuard(clock=clock))
-        return await asyncio.wait_for(ask(questions, Terminal(pipe, DummyOutput()), info), 10)
+        return await asyncio.wait_for(asking, 10)
 
 
 def answer_plain(

@@ -24,19 +24,18 @@ from prompt_driver import (
     UP,
     answer,
     answer_plain,
+    ask_typed,
     item,
     options,
     still,
     text,
 )
-from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.input.vt100 import Vt100Input
-from prompt_toolkit.output import DummyOutput
 
 from userq_cli._prompt.common import PICK_ENTER_GRACE, Answer, Cancelled, EnterGuard
-from userq_cli._prompt.flow import RequestInfo, ask
+from userq_cli._prompt.flow import RequestInfo
 from userq_cli._prompt.plain import ask_plain
-from userq_cli._prompt.terminal import PlainTerminal, Terminal
+from userq_cli._prompt.terminal import PlainTerminal
 
 NAME = text("name")
 
@@ -166,11 +165,7 @@ def test_the_enter_after_a_pick_does_not_answer_the_next_request() -> None:
     guard = EnterGuard(clock=still)
 
     async def one_request(question: Any, *keys: str) -> dict[str, Answer]:
-        with create_pipe_input() as pipe:
-            for key in keys:
-                pipe.send_text(key)
-            info = RequestInfo(enter_guard=guard)
-            return await asyncio.wait_for(ask([question], Terminal(pipe, DummyOutput()), info), 10)
+        return await ask_typed([question], keys, RequestInfo(enter_guard=guard))
 
     async def both() -> tuple[dict[str, Answer], dict[str, Answer]]:
         return await one_request(TWO[0], "2"), await one_request(TWO[1], ENTER, "3")

@@ -66,7 +66,7 @@ class _Echo:
     """The terminal's echo, off while questions are on their way to the
     prompt or on it.
 
-    Keys typed before a prompt is drawn are discarded (`discard_typeahead`),
+    Keys typed before a prompt is drawn are discarded (`keys_from_first_frame`),
     but a terminal in its usual mode has already echoed them: a stray ``2``
     would stay on screen above the prompt. So echo goes off as soon as a
     question is known to be bound for the terminal, before the prompt's

@@ -17,11 +17,14 @@ import msgspec
 from prompt_toolkit.application import Application
 from prompt_toolkit.filters import FilterOrBool
 from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.keys import Keys
 from prompt_toolkit.styles import Style
 
 from .._protocol.messages import AskUserQuestionItem
 from .sanitize import segments
+from .terminal import discard_typeahead
 
 T = TypeVar("T")
 
@@ -90,6 +93,38 @@ def picked(app: Application[Any]) -> None:
     guard = _GUARDS.get(app)
     if guard is not None:
         guard.picked()
+
+
+def keys_from_first_frame(app: Application[Any]) -> None:
+    """Let ``app`` act on no key typed before its first frame is drawn.
+
+    Keys typed before a request appeared were meant for something else: a
+    stray Enter must not answer a question nobody has seen. Building the
+    prompt and drawing its first frame takes tens of milliseconds, and keys
+    typed meanwhile would be read just after that draw, as answers. So at
+    the first frame, before prompt-toolkit reads any key (it reads only once
+    the loop runs again), every key typed so far is dropped (the terminal's
+    queue, and what prompt-toolkit has read), as are the keys an earlier
+    prompt on the terminal read but did not use (prompt-toolkit would feed
+    them before the first draw).
+
+    Except a Ctrl-C typed while this request was on its way to the screen:
+    it dismisses the request. Until the prompt takes the terminal, Ctrl-C is
+    an interrupt; the milliseconds after must not turn it into a lost key.
+    (One typed at an earlier prompt, after the key that ended it, was aimed
+    at that prompt: it goes with the other leftovers.)
+    """
+
+    def first_frame(_: object) -> None:
+        if app.render_counter != 1:
+            return
+        typed = app.input.read_keys() + app.input.flush_keys() + app.key_processor.empty_queue()
+        discard_typeahead(app.input)
+        if any(key.key == Keys.ControlC for key in typed):
+            app.exit(exception=Cancelled())
+
+    app.pre_run_callables.append(lambda: clear_typeahead(app.input))
+    app.after_render += first_frame
 
 
 # Glyphs carry every state, so nothing depends on colour alone.

@@ -34,6 +34,7 @@ from .common import (
     bind,
     guard_enter,
     is_plan_review,
+    keys_from_first_frame,
     make_style,
     run,
     untrusted,
@@ -134,6 +135,7 @@ async def ask(
     flow.app = app
     info.app = app
     guard_enter(app, info.enter_guard)
+    keys_from_first_frame(app)
     if info.deadline is not None:
 
         def start_counting() -> None:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, Cancelled
 from .flow import RequestInfo, ask
-from .terminal import discard_typeahead, plain_terminal_on, terminal_on
+from .terminal import plain_terminal_on, terminal_on
 
 # Plain mode cannot erase a request that ends without an answer, so it says
 # how it ended. Withdrawn covers every cause (the asker's cancel, a timeout,
@@ -40,9 +40,9 @@ async def prompt(
     """Ask ``questions`` on the terminal open at ``fd``; `Cancelled` when the
     human dismisses them."""
     if not plain:
-        screen = terminal_on(fd, environ, no_color=no_color)
-        discard_typeahead(screen.input)
-        return await ask(questions, screen, info)
+        # (Keys typed before its first frame are dropped there: see
+        # `keys_from_first_frame`.)
+        return await ask(questions, terminal_on(fd, environ, no_color=no_color), info)
     from .plain import ask_plain  # loaded only in plain mode: a select draws sooner
 
     term = plain_terminal_on(fd)
