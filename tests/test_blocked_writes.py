@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fcntl
 import json
-import os
 import signal
 import subprocess
 import termios
@@ -20,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from processes import USERQ, clean_env, encode
+from processes import USERQ, clean_env, encode, process_state
 from test_pending_asks import Held
 
 from userq_cli._runtime.stdio import STOP_GRACE
@@ -48,8 +47,8 @@ def await_stdout_full(pid: int, stdout: int, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         queued = fcntl.ioctl(stdout, termios.FIONREAD, b"\0\0\0\0")
-        state = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
-        if int.from_bytes(queued, "little") > capacity - 2 * 4096 and state == "S":
+        full = int.from_bytes(queued, "little") > capacity - 2 * 4096
+        if full and process_state(pid) == "S":
             return
         time.sleep(0.02)
     raise TimeoutError("userq never filled its stdout")

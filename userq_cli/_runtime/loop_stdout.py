@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import os
 import select
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from .stdio import STOP_GRACE, WRITE_BACKLOG, WRITE_CHUNK
@@ -99,7 +99,7 @@ def _writable(fd: int) -> bool:
     return bool(watch.poll(0))
 
 
-async def _first(waits: list[Coroutine[Any, Any, bool]], timeout: float | None) -> bool:
+async def _first(waits: Sequence[Coroutine[Any, Any, bool]], timeout: float | None) -> bool:
     """Whether one of ``waits`` ended within ``timeout``; the others are cancelled."""
     tasks = [asyncio.ensure_future(wait) for wait in waits]
     done, pending = await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
