@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
-from .._answerers.chain import ASK_DEADLINE, ASK_LINE, Chain
+from .._answerers.chain import ASK_DEADLINE, ASK_LINE, Chain, TerminalHungUp
 from .._protocol.errors import UserQuestionError
 from .._protocol.framing import Frame, LineFramer
 from .._protocol.messages import AskUserQuestionAnswer
@@ -164,6 +165,12 @@ class ServeLoop:
         except asyncio.CancelledError:
             # Only this loop cancels ask tasks, always through an AbortAsk.
             return aborted(ticket)
+        except TerminalHungUp as error:
+            # After this ask's own response: the others end as on SIGHUP.
+            asyncio.get_running_loop().call_soon(
+                self.stop, stopped_by(signal.SIGHUP), "the terminal hung up"
+            )
+            return error
         except UserQuestionError as error:
             return error
         except Exception as exc:  # an answerer bug must not take the other asks down
