@@ -15,8 +15,10 @@ Also the suite's hypothesis profile.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -65,6 +67,33 @@ def _tally_line(figure: str, cases: Counter[str], dimensions: dict[str, Counter[
     ]
     n = cases["all"]
     return f"{figure}: {n} case{'s' * (n != 1)}" + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a pytest-xdist worker: hand this worker's figures to the controller,
+    which prints them all (`pytest_testnodedown`)."""
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        tallies = {
+            figure: [dict(cases), {d: dict(labels) for d, labels in dimensions.items()}]
+            for figure, (cases, dimensions) in _TALLIES.items()
+        }
+        output["figures"] = json.dumps([_FIGURES, tallies])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """In the pytest-xdist controller: one worker's figures, added in."""
+    data = getattr(node, "workeroutput", {}).get("figures")
+    if data is None:
+        return
+    figures, tallies = json.loads(data)
+    _FIGURES.extend(figures)
+    for figure, (cases, dimensions) in tallies.items():
+        mine, my_dimensions = _TALLIES.setdefault(figure, (Counter(), {}))
+        mine.update(cases)
+        for dimension, labels in dimensions.items():
+            my_dimensions.setdefault(dimension, Counter()).update(labels)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
