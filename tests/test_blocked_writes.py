@@ -40,17 +40,19 @@ def held_ask(ask_id: str) -> dict[str, Any]:
 
 
 def await_stdout_full(pid: int, stdout: int, timeout: float = 30) -> None:
-    """Until the pipe to the reader is all but full (the last 4 KiB writes may
-    not fit in what its pages have left) and userq sleeps: it is waiting to
-    write. Polled: the kernel offers no way to await this."""
+    """Until the pipe to the reader holds more than half its capacity, has
+    not changed since the last look, and userq sleeps: it waits to write
+    (how full a pipe gets depends on the writes' sizes). Polled: the kernel
+    offers no way to await this."""
     capacity = fcntl.fcntl(stdout, fcntl.F_GETPIPE_SZ)
     deadline = time.monotonic() + timeout
+    last = -1
     while time.monotonic() < deadline:
-        queued = fcntl.ioctl(stdout, termios.FIONREAD, b"\0\0\0\0")
-        full = int.from_bytes(queued, "little") > capacity - 2 * 4096
-        if full and process_state(pid) == "S":
+        queued = int.from_bytes(fcntl.ioctl(stdout, termios.FIONREAD, b"\0\0\0\0"), "little")
+        if queued > capacity // 2 and queued == last and process_state(pid) == "S":
             return
-        time.sleep(0.02)
+        last = queued
+        time.sleep(0.05)
     raise TimeoutError("userq never filled its stdout")
 
 
