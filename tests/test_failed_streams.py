@@ -3,8 +3,8 @@ response is lost to a failing stderr, and a failing stdout is never silent
 about it (exit status 141).
 
 stdout, stderr or both are /dev/full (every write fails with ENOSPC) while
-userq is idle between asks (each answered at once), or holds an answer
-pending; in each case an ask also goes to a relay that cannot be started,
+userq is idle between asks (each answered at once), holds an answer
+pending, or has the prompt up on a pty; in each case an ask also goes to a relay that cannot be started,
 whose diagnostic is a stderr write (the holding answerer behind it then
 answers it).
 """
@@ -16,10 +16,12 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import LineReader, clean_env, encode
+from processes import USERQ, LineReader, clean_env, encode
+from ptyterm import Session, ask, question
 from test_pending_asks import HOLDING_USERQ
 
 FIGURE = "failed streams x states: responses lost 0 (a failed stdout: exit 141)"
@@ -112,3 +114,29 @@ def test_with_no_stream_failing_the_same_run_answers_every_ask() -> None:
     os.close(read_end)
     assert code == 0 and {r["id"] for r in out} == {"at-once", "held", "relayed"}
     assert b"cannot be started" in errors
+
+
+@pytest.mark.parametrize("stream", STREAMS)
+def test_a_failed_stream_loses_no_response_with_the_prompt_up(
+    tmp_path: Path, stream: str, tally: Callable[..., None]
+) -> None:
+    # The relay's diagnostic is written, then the prompt comes up; the human
+    # answers, and the answer is written.
+    redirects = {"stdout": ">/dev/full", "stderr": "2>/dev/full", "both": ">/dev/full 2>&1"}
+    program = ["sh", "-c", f'exec "$0" "$@" {redirects[stream]}', USERQ]
+    args = ("serve", "--answerers", "relay,tty", "--relay", "/nonexistent")
+    # fd 3 keeps the pty's slave open, as stderr on it would.
+    with Session(tmp_path, *args, program=program, prelude="exec 3<&0;") as session:
+        session.send(ask("r1", question("c", "On screen?", "Red", "Blue")))
+        session.term.wait_for("2. Blue")
+        session.term.press("2")
+        session.close_stdin()
+        out = session.read_all()
+        status = session.term.wait_exit()
+    if stream == "stderr":
+        assert status == 0
+        assert [(r["id"], r["answers"][0]["selected"]) for r in out] == [("r1", ["Blue"])]
+    else:
+        assert status == 141 and out == []
+    assert "Traceback" not in session.term.text
+    tally(FIGURE, stream=stream, state="prompt up")
