@@ -20,6 +20,9 @@ USERQ = str(Path(sysconfig.get_path("scripts")) / "userq")
 # userq reads USERQ_* variables; a benchmark must not inherit any.
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("USERQ_", "NO_COLOR"))}
 QUESTIONARY_VENV = HERE / ".venv-questionary"
+#: The start-up reference: the libraries userq's command line is made of.
+IMPORTS = "python -c 'import msgspec, typer'"
+IMPORTS_ARGV = [sys.executable, "-c", "import msgspec, typer"]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,19 @@ import sys
 import time
 from pathlib import Path
 
-from common import ENV, HERE, USERQ, Row, alternate, jq, not_run, run, wall_time
+from common import (
+    ENV,
+    HERE,
+    IMPORTS,
+    IMPORTS_ARGV,
+    USERQ,
+    Row,
+    alternate,
+    jq,
+    not_run,
+    run,
+    wall_time,
+)
 from varied_asks import expected_answer, write_varied_asks
 
 # One question, two options, about 300 bytes a line: a typical agent's ask.
@@ -57,11 +69,11 @@ def bench_cold_start(tmp: Path, repeat: int) -> Row:
     ask = one.read_bytes()
     mine, reference = alternate(
         lambda: wall_time(userq_argv(answers), stdin=ask),
-        lambda: wall_time([sys.executable, "-c", "import msgspec, typer"]),
+        lambda: wall_time(IMPORTS_ARGV),
         repeat,
     )
     return Row(
-        "cold start: echo <ask> | userq --answers f.toml  vs  python -c 'import msgspec, typer'",
+        f"cold start: echo <ask> | userq --answers f.toml  vs  {IMPORTS}",
         f"{mine * 1000:.0f} ms",
         f"{reference * 1000:.0f} ms",
         mine / reference,

@@ -112,6 +112,24 @@ def bench_first_paint(tmp: Path, questionary: str | None, repeat: int) -> Row:
     return _paint_row(name, write_ask(tmp / "five.jsonl", 5), questionary, repeat, "<= 1.2")
 
 
+def bench_ask_first_paint(tmp: Path, questionary: str | None, repeat: int) -> Row:
+    """The same question as `bench_first_paint`, given to ``userq ask`` on
+    its command line: typer and the one-shot command on top of the prompt."""
+    ask = write_ask(tmp / "five.jsonl", 5)
+    name = "first paint: userq ask with 5 options, on a pty  vs  questionary's select"
+    return _paint_row(name, ask, questionary, repeat, "<= 1.0", mine=ask_argv(ask))
+
+
+def ask_argv(ask: Path) -> list[str]:
+    """``userq ask`` with the first question of ``ask`` (its stdin, the ask
+    itself, is not read: the question is on the command line)."""
+    question = json.loads(ask.read_text())["questions"][0]
+    argv = [USERQ, "ask", question["question"]]
+    for option in question["options"]:
+        argv += ["-o", option["label"], "-d", option["description"]]
+    return argv
+
+
 def bench_big_list(tmp: Path, questionary: str | None, repeat: int, moves: int) -> list[Row]:
     ask = write_ask(tmp / "big.jsonl", 10_000)
     paint = _paint_row(
@@ -133,12 +151,21 @@ def bench_big_list(tmp: Path, questionary: str | None, repeat: int, moves: int) 
     return [paint, down]
 
 
-def _paint_row(name: str, ask: Path, questionary: str | None, repeat: int, target: str) -> Row:
+def _paint_row(
+    name: str,
+    ask: Path,
+    questionary: str | None,
+    repeat: int,
+    target: str,
+    mine: list[str] | None = None,
+) -> Row:
+    """First paint of ``mine`` (userq serving ``ask``, by default) and of
+    questionary's select, each given ``ask`` on stdin."""
     if questionary is None:
         return _no_questionary(name, target)
     mine_samples, reference_samples = [], []
     for _ in range(repeat):
-        mine_samples.append(first_paint([USERQ], ask))
+        mine_samples.append(first_paint(mine or [USERQ], ask))
         reference_samples.append(first_paint(questionary_argv(questionary), ask))
     mine, reference = statistics.median(mine_samples), statistics.median(reference_samples)
     return Row(name, _ms(mine), _ms(reference), mine / reference, target)

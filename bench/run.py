@@ -5,6 +5,7 @@ could not be measured).
 
     python bench/run.py            # the full suite (a minute or two on 2 cores)
     python bench/run.py --quick    # small inputs, few runs: checks the suite works
+    python bench/run.py --only one-shot   # the rows whose name starts so
 
 --quick is for tests/test_bench.py: its inputs are too small and its runs
 too few for the ratios to mean anything, so it never fails on a target; it
@@ -24,6 +25,7 @@ import platform
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from common import (  # bench/ is on sys.path as a script
@@ -33,13 +35,14 @@ from common import (  # bench/ is on sys.path as a script
     questionary_python,
 )
 from mcp_bench import bench_mcp_round_trip
+from one_shot_bench import bench_one_shot
 from pipe_bench import (
     bench_cold_start,
     bench_memory,
     bench_throughput,
     bench_varied_throughput,
 )
-from prompt_bench import bench_big_list, bench_first_paint
+from prompt_bench import bench_ask_first_paint, bench_big_list, bench_first_paint
 
 
 def main() -> int:
@@ -53,29 +56,53 @@ def main() -> int:
     parser.add_argument(
         "--quick", action="store_true", help="small inputs, few runs; targets not checked"
     )
-    quick = parser.parse_args().quick
+    parser.add_argument(
+        "--only",
+        metavar="PREFIX",
+        default="",
+        help="run only the benchmarks whose rows' names start with PREFIX"
+        " (cold start, one-shot, throughput, memory, first paint, big list, mcp)",
+    )
+    arguments = parser.parse_args()
+    quick = arguments.quick
     jq()  # installed up front, so that its install is not timed
     questionary = questionary_python()
     byte_compile_userq()
     with tempfile.TemporaryDirectory(prefix="userq-bench-") as name:
         tmp = Path(name)
-        rows = [bench_cold_start(tmp, repeat=3 if quick else 21)]
-        rows += bench_throughput(tmp, 2_000 if quick else 200_000, repeat=1 if quick else 5)
-        rows += bench_varied_throughput(tmp, 2_000 if quick else 200_000, repeat=1 if quick else 5)
-        rows.append(
-            bench_memory(
-                tmp,
-                1_000 if quick else 10_000,
-                20_000 if quick else 1_000_000,
-                repeat=1 if quick else 3,
-            )
-        )
-        rows.append(bench_first_paint(tmp, questionary, repeat=1 if quick else 15))
-        rows += bench_big_list(tmp, questionary, repeat=1 if quick else 5, moves=2 if quick else 10)
-        rows.append(bench_mcp_round_trip(repeat=1 if quick else 7, calls=5 if quick else 200))
+        chosen = [
+            bench
+            for start, bench in benchmarks(tmp, questionary, quick)
+            if start.startswith(arguments.only)
+        ]
+        if not chosen:
+            parser.error(f"no benchmark's rows start with {arguments.only!r}")
+        rows = [row for bench in chosen for row in bench()]
     print(table(rows, checked=not quick))
     print(f"\n{machine()}; {'--quick: targets not checked' if quick else ''}".rstrip("; "))
     return 0 if quick or all(row.met for row in rows) else 1
+
+
+def benchmarks(
+    tmp: Path, questionary: str | None, quick: bool
+) -> list[tuple[str, Callable[[], list[Row]]]]:
+    """Each benchmark, to run later, after how its rows' names start."""
+
+    def size(full: int, small: int = 1) -> int:
+        return small if quick else full
+
+    lines, asks = size(200_000, 2_000), size(1_000_000, 20_000)
+    return [
+        ("cold start", lambda: [bench_cold_start(tmp, repeat=size(21, 3))]),
+        ("one-shot", lambda: bench_one_shot(tmp, repeat=size(21, 3))),
+        ("throughput", lambda: bench_throughput(tmp, lines, repeat=size(5))),
+        ("throughput", lambda: bench_varied_throughput(tmp, lines, repeat=size(5))),
+        ("memory", lambda: [bench_memory(tmp, size(10_000, 1_000), asks, repeat=size(3))]),
+        ("first paint", lambda: [bench_first_paint(tmp, questionary, repeat=size(15))]),
+        ("first paint", lambda: [bench_ask_first_paint(tmp, questionary, repeat=size(15))]),
+        ("big list", lambda: bench_big_list(tmp, questionary, size(5), moves=size(10, 2))),
+        ("mcp", lambda: [bench_mcp_round_trip(repeat=size(7), calls=size(200, 5))]),
+    ]
 
 
 def table(rows: list[Row], *, checked: bool = True) -> str:

@@ -70,21 +70,20 @@ def _tally_line(figure: str, cases: Counter[str], dimensions: dict[str, Counter[
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """In a pytest-xdist worker: hand this worker's figures to the controller,
-    which prints them all (`pytest_testnodedown`)."""
-    output = getattr(session.config, "workeroutput", None)
-    if output is not None:
+    """On an xdist worker (CI runs ``-n 2``): hand the figures to the
+    controller, which prints the section; a worker prints nothing."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
         tallies = {
-            figure: [dict(cases), {d: dict(labels) for d, labels in dimensions.items()}]
-            for figure, (cases, dimensions) in _TALLIES.items()
+            f: [dict(c), {d: dict(n) for d, n in ds.items()}] for f, (c, ds) in _TALLIES.items()
         }
-        output["figures"] = json.dumps([_FIGURES, tallies])
+        workeroutput["userq_figures"] = json.dumps([_FIGURES, tallies])
 
 
-@pytest.hookimpl(optionalhook=True)
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: absent without xdist
 def pytest_testnodedown(node: Any, error: Any) -> None:
-    """In the pytest-xdist controller: one worker's figures, added in."""
-    data = getattr(node, "workeroutput", {}).get("figures")
+    """On the controller: add a worker's figures to this process's."""
+    data = getattr(node, "workeroutput", {}).get("userq_figures")
     if data is None:
         return
     figures, tallies = json.loads(data)

@@ -17,7 +17,8 @@ of sleeping (and ``env NAME=value ...`` for the variables named in
   VALUE (``{"selected": [...], "custom": ...}``), fitting or not;
 - ``partial``: answer only the first question of each ask;
 - ``wrong-id``: answer every ask under an id it was never sent;
-- ``error CODE``: end every ask with the error CODE.
+- ``error CODE``: end every ask with the error CODE (its message: the
+  variable ``FAKE_PEER_MESSAGE``, if set).
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def ask(mode: str, arg: str, request: dict[str, object]) -> None:
         ask_id = "never-sent" if mode == "wrong-id" else request["id"]
         respond({"type": "answer", "id": ask_id, "answers": items, "sources": {}})
     elif mode == "error":
-        error = {"name": "UserQuestionError", "code": arg, "message": f"fake {arg}"}
+        message = os.environ.get("FAKE_PEER_MESSAGE", f"fake {arg}")
+        error = {"name": "UserQuestionError", "code": arg, "message": message}
         respond({"type": "error", "id": request["id"], "error": error})
 
 

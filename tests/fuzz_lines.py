@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import random
+import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -361,10 +363,39 @@ def expected_counts(line: bytes) -> set[int]:
 
 
 def id_of(line: bytes) -> str | None:
-    """The id a response to ``line`` may echo, by Python's reading."""
+    """The id a response to ``line`` may echo, by Python's reading: the
+    protocol echoes it whenever the line is a JSON object with a string id,
+    however deep the line nests (read with room for the deepest lines here)."""
     try:
         obj = decoded(line)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        obj = _decoded_deep(line)
+    except ValueError:
         return None
     value = obj.get("id") if isinstance(obj, dict) else None
     return value if isinstance(value, str) else None
+
+
+def _decoded_deep(line: bytes) -> Any:
+    """`decoded` for a line nested beyond Python's recursion limit: in a
+    thread with a stack, and a limit, for the 10,000 levels of `_deep`."""
+    result: list[Any] = [None]
+
+    def read() -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(50_000)
+        try:
+            result[0] = decoded(line)
+        except (ValueError, RecursionError):
+            pass
+        finally:
+            sys.setrecursionlimit(limit)
+
+    size = threading.stack_size(256 << 20)
+    try:
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join()
+    finally:
+        threading.stack_size(size)
+    return result[0]

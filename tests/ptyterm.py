@@ -212,6 +212,11 @@ class Session:
     def read_all(self, timeout: float = TIMEOUT) -> list[dict[str, Any]]:
         return self._responses.responses(timeout)
 
+    def pending(self) -> bool:
+        """Whether a response has arrived that nobody has read yet."""
+        ready, _, _ = select.select([self._answers], [], [], 0)
+        return bool(ready) or bool(self._responses._buffer)
+
     def close(self) -> None:
         self.close_stdin()
         self.term.close()

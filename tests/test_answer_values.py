@@ -164,8 +164,9 @@ def test_a_list_of_labels_fits_as_the_same_labels_in_the_object_form(
 
 
 def _tick_all(count: int) -> float:
-    """Seconds to fit "every label" to a multi-select question of ``count``
-    options, the best of three."""
+    """CPU seconds to fit "every label" to a multi-select question of
+    ``count`` options, the best of five (CPU time, not wall time: a loaded
+    machine preempts the short run and the long one alike)."""
     import gc
     import time
 
@@ -179,10 +180,10 @@ def _tick_all(count: int) -> float:
     best = float("inf")
     gc.disable()
     try:
-        for _ in range(3):
-            start = time.perf_counter()
+        for _ in range(5):
+            start = time.process_time()
             fit_answer(question, labels, "env")
-            best = min(best, time.perf_counter() - start)
+            best = min(best, time.process_time() - start)
     finally:
         gc.enable()
     return best
@@ -190,5 +191,6 @@ def _tick_all(count: int) -> float:
 
 def test_ticking_every_label_of_a_long_list_costs_in_proportion() -> None:
     # 35,000 labels once took 4.5 s (each label looked up in a list): ten
-    # times the labels must cost about ten times as much, not a hundred.
-    assert _tick_all(20_000) < 30 * _tick_all(2_000)
+    # times the labels must cost about ten times as much (15 here: the
+    # larger list outgrows the CPU's caches), not a hundred.
+    assert _tick_all(10_000) < 40 * _tick_all(1_000)

@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from processes import USERQ, clean_env
 
 from userq_cli._answerers.answers_file import FileAnswerer
 from userq_cli._answerers.config import ChainConfig, StartupError
@@ -147,3 +151,58 @@ def test_a_byte_order_mark_at_the_start_is_not_part_of_the_file(
     (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
     config = ChainConfig(answer_files=(tmp_path / name,))
     assert ask(FileAnswerer.from_config(config), "cleanup") == {"cleanup": "No"}
+
+
+# --- pipes and FIFOs, through the executable (issue 14, item 10) ---------------
+
+ASK_Q = '{"id":"r1","questions":[{"id":"q","question":"?"}]}\n'
+
+
+def test_a_fifo_nobody_writes_to_is_a_startup_error(tmp_path: Path) -> None:
+    fifo = tmp_path / "answers.toml"
+    os.mkfifo(fifo)
+    result = subprocess.run(
+        [USERQ, "--answers", str(fifo)],
+        input=ASK_Q.encode(),
+        capture_output=True,
+        env=clean_env(),
+        timeout=30,  # before the fix: blocked in open(2) for good
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert f"answers file {fifo}: " in result.stderr.decode()
+    assert "that nothing writes to" in result.stderr.decode()
+
+
+@pytest.mark.parametrize(
+    "text", ['[answers]\nq = "Ada"\n', '{"answers": {"q": "Ada"}}'], ids=["TOML", "JSON"]
+)
+def test_answers_from_a_process_substitution(text: str) -> None:
+    # bash's <(...) names a pipe /dev/fd/63, whose name says no format.
+    command = f"{shlex.quote(USERQ)} --answers <(printf %s {shlex.quote(text)})"
+    result = subprocess.run(
+        ["bash", "-c", command],
+        input=ASK_Q.encode(),
+        capture_output=True,
+        env=clean_env(),
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["answers"] == [{"id": "q", "selected": [], "custom": "Ada"}]
+
+
+def test_a_fifo_whose_writer_is_waiting_is_read(tmp_path: Path) -> None:
+    fifo = tmp_path / "answers.toml"
+    os.mkfifo(fifo)
+    proc = subprocess.Popen(
+        [USERQ, "--answers", str(fifo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=clean_env(),
+    )
+    with fifo.open("w") as writer:  # opens once userq opens it to read
+        writer.write('[answers]\nq = "Ada"\n')
+    out, _ = proc.communicate(ASK_Q.encode(), timeout=30)
+    assert proc.returncode == 0
+    assert json.loads(out)["answers"][0]["custom"] == "Ada"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).parent.parent / "bench" / "run.py"
-ROWS = 10
+ROWS = 14
 
 
 @pytest.mark.slow

@@ -738,3 +738,25 @@ def test_cancelling_an_ask_takes_the_prompt_down() -> None:
     finally:
         child.close(force=True)
     assert child.exitstatus == 0
+
+
+def test_every_public_function_and_method_of_the_client_has_a_docstring() -> None:
+    import inspect
+
+    from userq_cli import client
+
+    public = {
+        f"{owner.__name__}.{name}": member
+        for owner in (client.Session, client.AsyncSession)
+        for name, member in vars(owner).items()
+        if not name.startswith("_")
+    } | {
+        name: member
+        for name, member in vars(client).items()
+        if inspect.isfunction(member)
+        and member.__module__ == client.__name__
+        and not name.startswith("_")
+    }
+    assert "Session.register" in public and "ask" in public
+    undocumented = [name for name, member in public.items() if not inspect.getdoc(member)]
+    assert undocumented == []

@@ -127,6 +127,21 @@ def test_hellos_are_answered_in_order_and_may_be_refused_by_line() -> None:
         endpoint.receive_data(error("BAD_REQUEST"))
 
 
+def test_an_error_marked_id_in_use_is_not_the_held_asks_outcome() -> None:
+    endpoint = ClientEndpoint()
+    held = endpoint.ask(request("r1"))  # line 1
+    endpoint.cancel(held)  # line 2, which the other side refuses, naming r1
+    body = {"name": "UserQuestionError", "code": "BAD_REQUEST", "message": "m", "line": 2}
+    [refused] = endpoint.receive_data(line({"type": "error", "id": "r1", "error": body}))
+    assert isinstance(refused, LineRefused) and refused.line == 2
+    assert endpoint.holds(held)  # r1's own outcome is still to come
+    body["idInUse"] = True
+    [refused] = endpoint.receive_data(line({"type": "error", "id": "r1", "error": body}))
+    assert isinstance(refused, LineRefused) and refused.line == 2
+    [aborted] = endpoint.receive_data(error("ASK_ABORTED", "r1", at=1))
+    assert isinstance(aborted, ErrorReceived) and aborted.held is held
+
+
 def test_a_code_this_version_does_not_know_is_kept_as_it_came() -> None:
     endpoint = ClientEndpoint()
     endpoint.ask(request("r1"))

@@ -12,11 +12,15 @@ such request is shown to end in BAD_REQUEST without a prompt.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from processes import USERQ, responses, run_userq
+import pytest
+from processes import USERQ, clean_env, responses, run_userq
 from ptyterm import Term, answers_of, ask, error_code, question
 
 from userq_cli._prompt.sanitize import clean
@@ -88,3 +92,79 @@ def test_look_alike_options_never_reach_the_prompt() -> None:
     (response,) = responses(result)
     assert error_code(response) == "BAD_REQUEST"
     assert "looks the same on screen" in response["error"]["message"]
+
+
+# --- text from a relay peer, or any answerer (issue 14, item 9) ---------------
+
+PEER_TEXT = "".join(label for label, _ in HOSTILE.values())
+FAKE_PEER = shlex.join([sys.executable, str(Path(__file__).with_name("fake_peer.py"))])
+
+
+def inert(data: bytes) -> bool:
+    """Whether no hostile sequence of HOSTILE is in ``data``."""
+    return not [name for name, (_, raw) in HOSTILE.items() if raw in data]
+
+
+@pytest.mark.parametrize("code", ["ASK_ABORTED", "NO_PROVIDER"])
+def test_a_relay_peers_message_is_inert_on_stderr(tmp_path: Path, code: str) -> None:
+    status = tmp_path / "status"
+    os.mkfifo(status)
+    keep = os.open(status, os.O_RDWR)  # the peer's reports, never read
+    try:
+        result = subprocess.run(
+            [USERQ, "ask", "Name?", "--answerers", "relay"],
+            capture_output=True,
+            env=clean_env(
+                {
+                    "USERQ_RELAY": f"{FAKE_PEER} error {code}",
+                    "FAKE_PEER_STATUS": str(status),
+                    "FAKE_PEER_MESSAGE": PEER_TEXT,
+                }
+            ),
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(keep)
+    assert result.returncode != 0 and code.encode() in result.stderr
+    assert inert(result.stderr), result.stderr
+    assert clean(PEER_TEXT, multiline=True).encode() in result.stderr
+
+
+@pytest.mark.parametrize("json_output", [False, True], ids=["text", "--json"])
+def test_an_answer_printed_on_a_terminal_is_inert(json_output: bool) -> None:
+    custom = PEER_TEXT.replace("\x1b\\", "")  # the env grammar's raw text, as is
+    flags = " --json" if json_output else ""
+    term = Term(
+        f"{shlex.quote(USERQ)} ask 'Name?' --answerers env{flags}; echo exit=$?",
+        env={"USERQ_ANSWER_ASK": custom},
+        cols=COLS,
+    )
+    try:
+        term.wait_for("exit=0")
+        assert inert(bytes(term.raw)), bytes(term.raw)
+        if json_output:
+            printed = bytes(term.raw).decode().split("\r\n")[0]
+            assert json.loads(printed)["answers"][0]["custom"] == custom
+        else:
+            assert "␛]52;c;" in term.text and "<U+202E>" in term.text
+    finally:
+        term.close()
+
+
+def test_responses_written_to_a_terminal_are_inert(tmp_path: Path) -> None:
+    custom = PEER_TEXT.replace("\x1b\\", "")
+    source = tmp_path / "requests.jsonl"
+    source.write_text('{"id":"r1","questions":[{"id":"q","question":"Name?"}]}\n')
+    term = Term(
+        f"{shlex.quote(USERQ)} --answerers env < {source}; echo exit=$?",
+        env={"USERQ_ANSWER_Q": custom},
+        cols=COLS,
+    )
+    try:
+        term.wait_for("exit=0")
+        assert inert(bytes(term.raw)), bytes(term.raw)
+        printed = bytes(term.raw).decode().split("\r\n")[0]
+        assert json.loads(printed)["answers"][0]["custom"] == custom
+    finally:
+        term.close()

@@ -104,7 +104,7 @@ def test_a_cancel_takes_the_question_off_the_listeners_screen(tmp_path: Path) ->
             # A timeout here withdraws it there just the same.
             serve.send(go_ask("r2", timeout=1))
             term.wait_for(f"{P} 1. Yes")
-            assert error_of(serve.read()) == ("ASK_ABORTED", "no answer within 1 seconds")
+            assert error_of(serve.read()) == ("ASK_ABORTED", "no answer within 1 second")
             term.wait_gone("Deploy?", timeout=GRACE.cancel - 1)
             serve.close_stdin()
             assert serve.wait() == 0

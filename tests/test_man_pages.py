@@ -451,13 +451,14 @@ def test_exit_status_table_matches_the_code() -> None:
         assert rows_naming_it == [status], code
     assert table[ExitStatus.OK][1].startswith("answered")
     assert "declined" in table[ExitStatus.DECLINED][1]
+    assert "skipped" in table[ExitStatus.SKIPPED][1]
     assert "usage" in table[ExitStatus.USAGE][0]
     for signum in STOP_SIGNALS:
         serve, one = table[128 + signum]
         assert signum.name in serve and signum.name in one and "ASK_ABORTED" in serve
     assert "closed" in table[ExitStatus.STDOUT_CLOSED][0]
     known = {0, ExitStatus.USAGE, ExitStatus.STDOUT_CLOSED, *STATUS_OF_CODE.values()}
-    known |= {ExitStatus.DECLINED} | {128 + s for s in STOP_SIGNALS}
+    known |= {ExitStatus.DECLINED, ExitStatus.SKIPPED} | {128 + s for s in STOP_SIGNALS}
     assert set(table) == known
 
 

@@ -706,3 +706,58 @@ def test_a_message_over_the_limit_is_skipped_as_it_streams_and_the_server_goes_o
 
     run(test)
     assert "over the 4000-byte limit (twice --max-line-bytes); it was skipped" in stderr.read_text()
+
+
+def test_a_form_for_required_and_closed_questions() -> None:
+    def accept(params: types.ElicitRequestFormParams) -> types.ElicitResult:
+        # A client that did not check "required": the chain refuses the skip.
+        return types.ElicitResult(action="accept", content={"go": "Yes"})
+
+    async def test() -> None:
+        seen: list[types.ElicitRequestFormParams] = []
+        async with mcp_client(elicitation=form_client(accept, seen)) as client:
+            result = await client.ask(
+                question("go", "Deploy?", "Yes", "No", required=True, allowOther=False),
+                question("name", "Name?", required=True),
+                question("db", "Database?", "Postgres", "MySQL", required=True),
+            )
+        assert error_of(result)["code"] == "BAD_ANSWER"
+        assert "required" in error_of(result)["message"]
+        [form] = seen
+        properties = form.requested_schema["properties"]
+        assert "go.other" not in properties and "db.other" in properties
+        # Only a question's only field can be required: db may be answered by Other.
+        assert form.requested_schema["required"] == ["go", "name"]
+
+    run(test)
+
+
+def test_the_tool_schema_declares_the_userq_extensions() -> None:
+    async def test() -> None:
+        async with mcp_client() as client:
+            tools = await client.session.list_tools()
+        (tool,) = tools.tools
+        item = tool.input_schema["properties"]["questions"]["items"]["properties"]
+        assert item["required"] == {"type": "boolean", "default": False}
+        assert item["allowOther"] == {"type": "boolean", "default": True}
+
+    run(test)
+
+
+def test_a_form_cannot_approve_along_with_another_label() -> None:
+    def accept(params: types.ElicitRequestFormParams) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"plan": ["Approve", "Revise"]})
+
+    async def test() -> None:
+        seen: list[types.ElicitRequestFormParams] = []
+        review = question(
+            "plan", "Which?", "Approve", "Revise", "Split",
+            detail="# Plan", multiSelect=True,
+            intent={"kind": "plan-review", "approve": "Approve"},
+        )  # fmt: skip
+        async with mcp_client(elicitation=form_client(accept, seen)) as client:
+            result = await client.ask(review)
+        assert error_of(result)["code"] == "BAD_ANSWER"
+        assert "alone" in error_of(result)["message"]
+
+    run(test)

@@ -141,6 +141,11 @@ def test_pending_id_cannot_be_reused_until_answered(held: Held) -> None:
     duplicate = held.read()
     assert (duplicate["id"], duplicate["error"]["code"]) == ("r1", "BAD_REQUEST")
     assert "pending" in duplicate["error"]["message"]
+    # Told apart from r1's own outcome, which a client waiting for r1 awaits.
+    assert duplicate["error"]["idInUse"] is True and duplicate["error"]["line"] == 2
+    held.send(b'{"type":"cancel","id":"r1","x":"\\ud83d"}\n')  # unreadable, naming r1
+    unreadable = held.read()
+    assert (unreadable["id"], unreadable["error"]["idInUse"]) == ("r1", True)
     held.release("r1")
     assert held.read()["type"] == "answer"
     held.send(ask("r1"))

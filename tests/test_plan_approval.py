@@ -106,7 +106,10 @@ CASES = [
         file={"answers": {"plan": {"custom": APPROVE}}},
     ),
     # tty
-    Case("human picks approve by number", "tty", True, keys=("1",)),
+    Case("a digit only points at approve", "tty", False, keys=("1", ESC)),
+    # The Enter right after the digit is ignored as part of it (when within
+    # half a second), so it takes a second one: either way, Enter approves.
+    Case("human points at approve by number, then Enter", "tty", True, keys=("1", ENTER, ENTER)),
     Case("human moves onto approve", "tty", True, keys=("k", ENTER)),
     Case("human presses Enter at once", "tty", False, keys=(ENTER,)),
     Case("human moves down and picks", "tty", False, keys=(DOWN, ENTER)),

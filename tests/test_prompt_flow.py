@@ -225,7 +225,9 @@ PLAN = item(
 
 
 def test_plan_review_answers_like_a_generic_question() -> None:
-    assert answer(PLAN, "2") == {"plan": Answer(("Yes",))}
+    # A digit only points at the approving option; the Enter typed right
+    # after it is taken as part of it, and the next Enter approves.
+    assert answer(PLAN, "2", ENTER, ENTER) == {"plan": Answer(("Yes",))}
     assert answer(PLAN, "\x1b[6~", "\x1b[6~", "\x1b[5~", DOWN, ENTER) == {"plan": Answer(("Yes",))}
     assert answer(PLAN, "o", "later", ENTER) == {"plan": Answer(custom="later")}
     assert answer(PLAN, " ", " ", "b", "1") == {"plan": Answer(("No",))}  # Space pages

@@ -21,7 +21,7 @@ from userq_cli._prompt.legend import fit
 from userq_cli._prompt.listview import Item, ListState, OptionList
 from userq_cli._prompt.plan import markdown
 from userq_cli._prompt.sanitize import clean
-from userq_cli._prompt.wrap import WrappedText, width_of, wrap
+from userq_cli._prompt.wrap import Line, WrappedText, width_of, wrap
 from userq_cli._protocol.answer_values import ExplicitAnswer
 from userq_cli._protocol.messages import AskUserQuestionItem
 
@@ -173,7 +173,8 @@ def legend_text(width: int, height: int) -> list[str]:
 
 def test_the_legend_wraps_whole_pairs() -> None:
     assert legend_text(80, 5) == ["↑↓ move  1-9 pick  Enter choose  / filter  Esc cancel"]
-    assert legend_text(30, 5) == ["↑↓ move  1-9 pick", "Enter choose  / filter", "Esc cancel"]
+    # Balanced: three lines are needed, but the last is not Esc alone.
+    assert legend_text(30, 5) == ["↑↓ move  1-9 pick", "Enter choose", "/ filter  Esc cancel"]
 
 
 def test_a_short_legend_drops_keys_visibly_but_keeps_cancel() -> None:
@@ -201,7 +202,7 @@ def test_markdown_neutralises_escapes() -> None:
     assert "\x1b" not in text and "␛[2J" in text and "␛]0;x␇" in text
 
 
-def test_markdown_has_no_trailing_blank_line_and_the_pager_counts_screen_rows() -> None:
+def test_markdown_has_no_trailing_blank_line_and_the_pager_counts_lines() -> None:
     lines = markdown("# Plan\n- one\n- two\n- three\n")(40)
     assert ["".join(t for _, t, *_ in line) for line in lines] == [
         "Plan",
@@ -212,9 +213,64 @@ def test_markdown_has_no_trailing_blank_line_and_the_pager_counts_screen_rows() 
     ]
     pager = WrappedText(markdown("\n".join(f"- line {n}" for n in range(84))), scrollable=True)
     pager.create_content(40, 20)
-    assert pager.position() == "screen rows 1-20 of 84"
+    assert pager.position() == "lines 1\u201320 of 84"
     pager.create_content(40, 100)
     assert pager.position() == "all shown"
+
+
+TABLE = """Before
+
+| Step | Owner | Time | Notes |
+|------|:-----:|-----:|-------|
+| Freeze | ops | 5 min | announce in #ops first, then wait for the all-clear |
+| Copy \\| check | dba | 2 h | |
+
+After"""
+
+
+def plain_lines(lines: list[Line]) -> list[str]:
+    return ["".join(t for _, t, *_ in line).rstrip() for line in lines]
+
+
+def test_markdown_tables_align_columns() -> None:
+    lines = plain_lines(markdown(TABLE)(100))
+    assert lines[2:7] == [
+        "Step         │ Owner │  Time │ Notes",
+        "─────────────┼───────┼───────┼────────────────────────────────────────────────────",
+        "Freeze       │  ops  │ 5 min │ announce in #ops first, then wait for the all-clear",
+        "Copy | check │  dba  │   2 h │",
+        "",
+    ]
+    assert lines[0] == "Before" and lines[-1] == "After"
+
+
+@pytest.mark.parametrize("width", [40, 30, 25])
+def test_markdown_table_cells_wrap_within_their_columns(width: int) -> None:
+    lines = plain_lines(markdown(TABLE)(width))
+    table = lines[2:-2]
+    assert all(len(line) <= width for line in lines)
+    # Every line of the table keeps its column bars in the same places.
+    bars = {tuple(i for i, c in enumerate(line) if c in "│┼") for line in table}
+    assert len(bars) == 1, table
+    cells = [line.rsplit("│", 1)[-1] for line in table if "┼" not in line]
+    assert "".join(cells).replace(" ", "") == "Notesannouncein#opsfirst,thenwaitfortheall-clear"
+
+
+def test_markdown_table_without_delimiter_or_room_is_shown_as_written() -> None:
+    assert plain_lines(markdown("| a | b |\n| c | d |")(40)) == ["| a | b |", "| c | d |"]
+    source = "| one | two | three |\n|-|-|-|\n| 1 | 2 | 3 |"
+    narrow = plain_lines(markdown(source)(12))
+    assert all(len(line) <= 12 for line in narrow)
+    assert "".join(narrow).replace(" ", "") == source.replace(" ", "").replace("\n", "")
+
+
+def test_markdown_table_cells_are_neutralised() -> None:
+    lines = markdown("| a\x1b[2J | b |\n|---|---|\n| \u202e | `\x1b]0;x\x07` |")(40)
+    text = "".join(t for line in lines for _, t, *_ in line)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "␛[2J" in text and "<U+202E>" in text and "␛]0;x␇" in text
+    placeholders = [t for line in lines for s, t, *_ in line if "class:placeholder" in s]
+    assert "␛" in placeholders and "<U+202E>" in placeholders
 
 
 # --- recording -----------------------------------------------------------------------

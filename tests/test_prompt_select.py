@@ -150,3 +150,54 @@ def test_multi_select_filter() -> None:
 def test_numbers_refer_to_the_filtered_rows() -> None:
     multi = options("m", *(f"option {n:03}" for n in range(200)), multiSelect=True)
     assert answer(multi, "/", "19", ENTER, "2", ENTER) == {"m": Answer(("option 119",))}
+
+
+# --- numbers past 9 ------------------------------------------------------------------------
+
+TWELVE = options("q", *(f"o{n}" for n in range(1, 13)))
+TWELVE_MULTI = options("m", *(f"o{n}" for n in range(1, 13)), multiSelect=True)
+
+
+@pytest.mark.parametrize(
+    ("keys", "label"),
+    [
+        (("1", "2"), "o12"),  # digits together: one number
+        (("1", "0"), "o10"),
+        (("7",), "o7"),  # no row 70: acts at once
+        (("1",), "o1"),  # alone, after the half second
+        (("1", ENTER), "o1"),  # Enter ends the number
+        (("0", "1", "1"), "o11"),  # a leading 0 is nothing
+        (("1", "9"), "o9"),  # no row 19: the 9 starts a new number
+        (("1", DOWN, ENTER), "o2"),  # another key drops the number, the cursor stays
+    ],
+)
+def test_numbers_past_9_are_typed_digit_by_digit(keys: tuple[str, ...], label: str) -> None:
+    assert answer(TWELVE, *keys) == {"q": Answer((label,))}
+
+
+def test_numbers_past_9_tick_in_a_multi_select() -> None:
+    answers = answer(TWELVE_MULTI, "1", "1", "3", "1", "2", ENTER)
+    assert answers == {"m": Answer(("o3", "o11", "o12"))}
+
+
+def test_the_enter_that_ends_a_number_does_not_answer_the_next_question() -> None:
+    yes_no = options("n", "yes", "no")
+    answers = answer([TWELVE, yes_no], "1", ENTER, ENTER, DOWN, ENTER, ENTER)  # and submit
+    assert answers["q"] == Answer(("o1",)) and answers["n"] == Answer(("no",))
+
+
+def test_numbers_past_9_reopen_an_answer_at_the_review() -> None:
+    batch = [options(f"q{n}", "a", "b") for n in range(1, 13)]
+    answers = answer(batch, *["1"] * 12, "1", "1", "2", ENTER, ENTER)
+    assert answers["q11"] == Answer(("b",))
+    assert all(answers[f"q{n}"] == Answer(("a",)) for n in range(1, 13) if n != 11)
+
+
+def test_a_digit_past_the_last_row_does_nothing() -> None:
+    assert answer(ABC, "7", "0", "2") == {"q": Answer(("b",))}
+
+
+def test_a_digit_past_the_last_question_does_nothing_at_the_review() -> None:
+    batch = [options(f"q{n}", "a", "b") for n in range(1, 4)]
+    answers = answer(batch, "1", "1", "1", "7", ENTER)  # the cursor stays on Submit
+    assert answers == {f"q{n}": Answer(("a",)) for n in range(1, 4)}

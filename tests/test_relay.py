@@ -25,6 +25,8 @@ from processes import USERQ, LineReader, Serve, responses, run_userq
 from ptyterm import ENTER, P, Term, answers_of, ask, question
 from quick_relay_userq import QUICK
 
+from userq_cli._protocol.limits import MAX_AGENTS
+
 TESTS = Path(__file__).parent
 FAKE_PEER = f"{shlex.quote(sys.executable)} {shlex.quote(str(TESTS / 'fake_peer.py'))}"
 HOLDING_PEER = (
@@ -211,6 +213,42 @@ def test_a_cancel_reaches_the_peer_while_it_holds_the_ask(
     assert answers_of(serve.read()) == {"go": {"selected": ["No"]}}
     serve.close_stdin()
     assert serve.wait() == 0
+
+
+@pytest.mark.parametrize(
+    "again",
+    [{"id": "planner", "instance": "2"}, {"id": "planner", "instance": "1", "owner": "lead"}],
+    ids=["a new instance", "an owned child"],
+)
+def test_a_re_registered_agent_ends_its_earlier_asks_at_the_peer(
+    holding_peer: tuple[Serve, Fifo, Fifo], again: dict[str, str]
+) -> None:
+    serve, _, hold = holding_peer
+    serve.send({"type": "register", "agent": {"id": "planner", "instance": "1"}})
+    serve.send(go_ask("r1", agent={"id": "planner", "instance": "1"}))
+    assert hold.line() == "holding r1"
+    serve.send({"type": "register", "agent": again})
+    response = serve.read()
+    assert (response["id"], error_of(response)[0]) == ("r1", "ASK_ABORTED")
+    assert "registered again" in error_of(response)[1]
+    assert hold.line() == "dropped r1"  # the peer was told, and let go of it
+    serve.close_stdin()
+    assert serve.wait() == 0
+
+
+def test_more_agents_than_the_peer_holds_come_and_go_through_the_relay() -> None:
+    # The relay registers each asking agent at the peer; it unregisters an
+    # idle one there before the peer's table of agents is full.
+    argv = [USERQ, "--answerers", "relay", "--relay", f"{PEER_USERQ} serve --answerers defaults"]
+    with Serve(argv=argv) as serve:
+        for n in range(MAX_AGENTS + 5):
+            agent = {"id": f"agent-{n}"}
+            serve.send({"type": "register", "agent": agent}, go_ask(f"r{n}", agent=agent))
+            response = serve.read()
+            assert response.get("sources") == {"go": "relay"}, response
+            serve.send({"type": "unregister", "agent": agent})
+        serve.close_stdin()
+        assert serve.wait() == 0
 
 
 def test_the_peer_is_sent_the_time_left_and_a_hung_peer_is_replaced(status: Fifo) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from userq_cli._protocol.errors import UserQuestionError
 from userq_cli._protocol.framing import Line, OversizedLine
+from userq_cli._protocol.limits import MAX_PENDING_ASKS, MAX_PENDING_BYTES
 from userq_cli._protocol.messages import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
@@ -317,3 +318,20 @@ def test_an_ask_answered_at_once_still_gets_the_stateful_checks() -> None:
     assert [r["error"]["code"] for r in out[2:]] == ["BAD_REQUEST", "BAD_REQUEST"]
     assert "still pending" in out[3]["error"]["message"]
     h.answer(waiting)
+
+
+def test_the_pending_limits_bound_many_asks_never_the_first() -> None:
+    h = Harness()
+    big = MAX_PENDING_BYTES + 1
+    first = h.start(ask("big", questions=[{"id": "q", "question": "x" * big}]))
+    assert h.send(ask("small")) == []  # the big one holds the bytes
+    [refused] = h.out()
+    assert (refused["id"], refused["error"]["code"]) == ("small", "BAD_REQUEST")
+    assert f"{MAX_PENDING_BYTES}-byte limit" in refused["error"]["message"]
+    h.answer(first)  # its bytes are free again
+    h.out()
+    tickets = [h.start(ask(f"r{n}")) for n in range(MAX_PENDING_ASKS)]
+    assert h.send(ask("one-more")) == []
+    assert f"{MAX_PENDING_ASKS} asks are pending" in h.out()[0]["error"]["message"]
+    h.answer(tickets[0])
+    h.start(ask("one-more"))

@@ -89,7 +89,9 @@ def test_plan_review_approve(tmp_path: Path) -> None:
     for _ in range(5):
         term.press(PGDN)
     term.wait_for_all("THE END OF THE PLAN", "✔ Approve")
-    term.press("2")
+    term.press(DOWN)  # a digit would only point at it: approving is Enter on its row
+    term.wait_for(f"{P} 2. ✔ Approve")
+    term.press(ENTER)
     assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
 
 
@@ -98,14 +100,16 @@ def test_plan_position_counts_screen_rows_and_does_not_repeat_plan(tmp_path: Pat
     screen = term.wait_for("PgUp/PgDn")
     # The caller's header, question and heading say "plan"; the prompt's own
     # position line does not add another, and says what it counts.
-    assert "── screen rows 1-" in screen and "plan:" not in screen.lower()
+    assert "── lines 1\u2013" in screen and "plan:" not in screen.lower()
     term.press(ESC)
     assert error_code(finish(term, out)[0]) == "ASK_CANCELLED"
     short = plan_ask()
     short["questions"][0]["detail"] = "# Migration plan\n- one\n- two\n- three\n"
     term, out = run(tmp_path, short)
     term.wait_for_all("PgUp/PgDn", "── all shown", absent=("6 lines",))
-    term.press("2")
+    term.press(DOWN)
+    term.wait_for(f"{P} 2. ✔ Approve")
+    term.press(ENTER)
     assert only_answer(term, out) == {"plan": {"selected": ["Approve"]}}
 
 

@@ -331,7 +331,7 @@ def test_filter_escape_clears_then_cancels(tmp_path: Path) -> None:
     term.press("/", "04")
     term.wait_for("1 of 50 match")
     term.press(ENTER)  # multi-select: leave typing, keep the filter
-    term.wait_for("Space/1-9 tick")
+    term.wait_for("Space/1-11 tick")  # the list mode again, 11 rows numbered
     term.press(" ")
     term.wait_for("◉  1. option 004")
     term.press(ESC)  # drops the filter; the tick stays

@@ -211,6 +211,24 @@ def test_unregister_of_the_asking_agent(tmp_path: Path) -> None:
         session.term.wait_gone("Favourite colour?")
 
 
+def test_a_re_registered_agent_ends_its_earlier_ask_at_the_prompt(tmp_path: Path) -> None:
+    with Session(tmp_path) as session:
+        session.send({"type": "register", "agent": {"id": "planner", "instance": "1"}})
+        session.send(colours("r1", agent={"id": "planner", "instance": "1"}))
+        session.term.wait_for_all("3. Blue", "asked by planner")
+        session.send({"type": "register", "agent": {"id": "planner", "instance": "2"}})
+        response = session.read()
+        assert response["id"] == "r1" and error_code(response) == "ASK_ABORTED"
+        assert "registered again" in response["error"]["message"]
+        session.term.wait_gone("Favourite colour?")
+        session.send({"type": "register", "agent": {"id": "planner", "instance": "2"}})
+        session.send(colours("r2", agent={"id": "planner", "instance": "2"}))
+        session.term.wait_for("3. Blue")
+        session.send({"type": "register", "agent": {"id": "planner", "instance": "2"}})
+        session.term.press("1")  # the same registration again keeps the ask
+        assert answers_of(session.read()) == {"c": {"selected": ["Red"]}}
+
+
 def test_sigterm_while_the_prompt_is_up(tmp_path: Path) -> None:
     with Session(tmp_path, prelude=f"stty -g > {tmp_path / 'before'};") as session:
         session.send(colours("r1"), colours("r2", "Queued?"))

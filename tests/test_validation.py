@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -9,7 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from userq_cli._protocol.errors import UserQuestionError
-from userq_cli._protocol.messages import AskUserQuestionRequest, CancelRequest, HelloRequest
+from userq_cli._protocol.messages import (
+    AskUserQuestionIntent,
+    AskUserQuestionItem,
+    AskUserQuestionOption,
+    AskUserQuestionRequest,
+    CancelRequest,
+    HelloRequest,
+)
 from userq_cli._protocol.validation import (
     BadLine,
     _duplicates,
@@ -19,6 +27,7 @@ from userq_cli._protocol.validation import (
     convert_request,
     parse_request,
     passes_stateless_checks,
+    top_level_id,
 )
 
 
@@ -351,3 +360,137 @@ def test_the_one_pass_check_passes_only_asks_the_checks_pass(
     else:
         no_intent = all(x["intent"] is None for x in questions)
         assert passes_stateless_checks(request) or not no_intent
+
+
+# --- near misses: a misspelt known field is refused, not ignored --------------
+
+_PARTS: dict[type[msgspec.Struct], Callable[[dict[str, Any]], dict[str, Any]]] = {
+    # Each part of a question, where its fields go in an ask, read off its type.
+    AskUserQuestionItem: lambda fields: q(**fields),
+    AskUserQuestionOption: lambda fields: q(options=[{"label": "a", **fields}]),
+    AskUserQuestionIntent: lambda fields: q(
+        detail="d", options=[{"label": "a"}], intent={"kind": "k", **fields}
+    ),
+}
+
+
+def _near_misses(name: str) -> set[str]:
+    snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+    return {name.upper(), name.capitalize(), name.lower(), snake, snake.replace("_", "-")} - {name}
+
+
+@pytest.mark.parametrize(
+    ("part", "wire_name", "near_miss"),
+    [
+        (part, field.encode_name, miss)
+        for part in _PARTS
+        for field in msgspec.structs.fields(part)
+        for miss in sorted(_near_misses(field.encode_name))
+    ],
+)
+def test_a_near_miss_of_every_known_field_is_refused_at_its_path(
+    part: type[msgspec.Struct], wire_name: str, near_miss: str
+) -> None:
+    error = bad({"id": "r", "questions": [_PARTS[part]({near_miss: "x"})]})
+    assert error.code == "BAD_REQUEST" and error.ask_id == "r"
+    assert f".{near_miss}: " in error.message
+    assert f'the field is spelled "{wire_name}"' in error.message
+
+
+def test_the_near_misses_of_the_issue() -> None:
+    for name in ("multi_select", "MultiSelect", "multiselect", "MULTI-SELECT"):
+        error = bad({"questions": [q("q", **{name: True}, options=[{"label": "a"}])]})
+        assert error.message.startswith(f"$.questions[0].{name}: ")
+        assert '"multiSelect"' in error.message
+    assert bad({"questions": [q(), q("p", Header="h")]}).message.startswith(
+        '$.questions[1].Header: unknown field "Header"; the field is spelled "header"'
+    )
+
+
+def test_other_unknown_fields_are_still_ignored_in_every_part() -> None:
+    request = parse(
+        {
+            "questions": [
+                q(
+                    style="bold",
+                    multiSelectable=True,
+                    detail="d",
+                    options=[{"label": "a", "icon": 1e300}, {"label": "b"}],
+                    intent={"kind": "k", "callId": "c", "approve": "a"},
+                ),
+                q("p", selectMany=True),
+            ]
+        }
+    )
+    first, second = request.questions
+    assert (first.labels, first.intent, second.multi_select) == (
+        ["a", "b"],
+        AskUserQuestionIntent(kind="k", approve="a"),
+        False,
+    )
+
+
+def test_a_near_miss_is_refused_with_other_mistakes_in_the_line() -> None:
+    # Reported whichever way the line is read: a near miss and a mistyped field.
+    error = bad({"id": "r", "questions": [q(multi_select=True, options="a")]})
+    assert error.message.startswith("$.questions[0].multi_select: ")
+    with pytest.raises(BadLine) as info:
+        convert_request({"id": "r", "questions": [q(multi_select=True)]})
+    assert info.value.message.startswith("$.questions[0].multi_select: ")
+
+
+@pytest.mark.parametrize("number", [b"1e400", b"9" * 5_000])
+def test_a_number_beyond_a_double_in_an_unknown_question_field_is_ignored(number: bytes) -> None:
+    # The question's parts are read again without their unknown fields,
+    # which are never decoded: what they hold is still not read.
+    line = (
+        b'{"id":"r","questions":[{"id":"q","question":"?","x":%s,"detail":"d",'
+        b'"options":[{"label":"a","y":%s}],"intent":{"kind":"k","z":%s}}]}'
+    ) % (number, number, number)
+    [question] = parse_request(line).questions  # type: ignore[union-attr]
+    assert (question.labels, question.intent) == (["a"], AskUserQuestionIntent(kind="k"))
+
+
+@pytest.mark.parametrize(
+    ("questions", "path"),
+    [
+        ([q(style=1), "not a question"], "$.questions[1]: expected `object`"),
+        ([q(style=1, options=[{"label": "a", "icon": 1}, 2])], "$.questions[0].options[1]:"),
+        ([q(style=1, options="a")], "$.questions[0].options: expected `array | null`"),
+        ([q(style=1, question=5)], "$.questions[0].question: expected `str`"),
+    ],
+)
+def test_a_mistake_beside_an_unknown_field_is_worded_as_without_it(
+    questions: list[Any], path: str
+) -> None:
+    # Unknown fields are dropped before the mistake is worded: never
+    # "unknown field", which the protocol ignores.
+    error = bad({"id": "r", "questions": questions})
+    assert error.message.startswith(path) and "unknown field" not in error.message
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"id":"a","x":"\\ud83d"}', "a"),
+        ('{"x":[[[1e400]]],"id":"a"}', "a"),
+        ('{"id":"a","id":"b","x":1e400}', "b"),  # duplicate keys: the last wins
+        ('{"\\u0069d":"a","x":1e400}', "a"),  # an escaped key is still "id"
+        ('{"id":"","x":1e400}', ""),
+        ('{"id":5,"x":1e400}', None),
+        ('{"x":{"id":"inner"},"y":1e400}', None),  # not the top level
+        ('{"id":"\\ud83d"}', None),  # an id that cannot be echoed
+        ('{"id":"a","x":1e400', None),  # cut off: not JSON
+        ('{"id":"a","x":1e400} []', None),  # more after the object
+        ('{"id":"a","x":[1,]}', None),
+        ('{"id":"a","x":01}', None),
+        ('[{"id":"a"}]', None),
+    ],
+)
+def test_the_id_of_a_line_msgspec_cannot_decode(line: str, expected: str | None) -> None:
+    assert top_level_id(line.encode()) == expected
+
+
+def test_the_id_is_found_behind_any_depth() -> None:
+    deep = b"[" * 100_000 + b"]" * 100_000
+    assert top_level_id(b'{"x":' + deep + b',"id":"a"}') == "a"

@@ -192,6 +192,7 @@ class AsyncSession:
         return self._process.returncode if self._process else None
 
     async def start(self) -> None:
+        """Start userq (``async with`` does it); a session starts once."""
         if self._process is not None:
             raise RuntimeError("a session runs one userq and starts once")
         # No new session (setsid): userq must keep the caller's controlling
@@ -260,7 +261,9 @@ class AsyncSession:
 
     async def register(self, agent: AgentRegistration | AgentRef) -> None:
         """Record a live agent, so that asks given it as ``agent=`` are
-        accepted; registering its id again replaces it."""
+        accepted; registering its id again replaces it. An agent registered
+        with an ``owner`` is a child with no human to ask: its asks raise
+        ``DELEGATED_CALLER``."""
         if isinstance(agent, AgentRef):
             agent = AgentRegistration(id=agent.id, instance=agent.instance)
         self._usable()
@@ -441,13 +444,17 @@ class Session:
 
     @property
     def pid(self) -> int | None:
+        """userq's process id, once started."""
         return self._session.pid
 
     @property
     def returncode(self) -> int | None:
+        """userq's exit status once it has been reaped (negative: killed by that signal)."""
         return self._session.returncode
 
     def start(self) -> None:
+        """Start userq and the thread that talks to it (``with`` does it);
+        a session starts once."""
         with self._lock:
             if self._thread is not None:
                 raise RuntimeError("a session runs one userq and starts once")
@@ -470,21 +477,37 @@ class Session:
         timeout: float | None = None,
         id: str | None = None,
     ) -> AskUserQuestionAnswer:
+        """Ask and block until the answer; an error line raises `UserQuestionError`.
+
+        ``questions``: one `AskUserQuestionItem`, several, or a whole
+        `AskUserQuestionRequest`. ``agent`` must be registered in this
+        session; ``timeout`` (seconds) overrides the session's; ``id`` names
+        the ask, so that another thread can `cancel` it. An interrupt
+        (KeyboardInterrupt) while waiting cancels the ask."""
         return self._call(self._session.ask(questions, agent=agent, timeout=timeout, id=id))
 
     def cancel(self, ask_id: str) -> None:
+        """End a pending ask: its `ask` raises ``ASK_ABORTED``. Unknown ids are ignored."""
         self._call(self._session.cancel(ask_id))
 
     def register(self, agent: AgentRegistration | AgentRef) -> None:
+        """Record a live agent, so that asks given it as ``agent=`` are
+        accepted; registering its id again replaces it. An agent registered
+        with an ``owner`` is a child with no human to ask: its asks raise
+        ``DELEGATED_CALLER``."""
         self._call(self._session.register(agent))
 
     def unregister(self, agent_id: str) -> None:
+        """Forget an agent; its pending asks end with ``ASK_ABORTED``."""
         self._call(self._session.unregister(agent_id))
 
     def hello(self) -> HelloResponse:
+        """The answerer chain, and whether a human can be reached at a terminal."""
         return self._call(self._session.hello())
 
     def close(self) -> None:
+        """Cancel pending asks (they raise ``ASK_ABORTED``), then end and reap
+        userq and stop the session's thread (``with`` does it)."""
         with self._lock:
             loop, thread, self._loop = self._loop, self._thread, None
         if loop is None or thread is None:

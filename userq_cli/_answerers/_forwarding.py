@@ -23,6 +23,7 @@ from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.validation import questions_as_sent
 from .chain import ASK_LINE, Answerer, remaining_seconds
 from .config import TerminalHold
+from .reasons import Reasons
 
 if TYPE_CHECKING:
     import asyncio
@@ -47,7 +48,7 @@ class Forwarding(Answerer):
         self._starting: asyncio.Lock | None = None  # two first questions, one peer
         self._connecting: asyncio.Future[PeerStream] | None = None
         self._unreachable: str | None = None
-        self._declined: dict[str, str] = {}  # question id -> the peer's NO_PROVIDER message
+        self._declined = Reasons()  # the peer's NO_PROVIDER messages
 
     @property
     @abstractmethod
@@ -69,8 +70,7 @@ class Forwarding(Answerer):
     async def answer(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
-        for question in open_questions:
-            self._declined.pop(question.id, None)
+        self._declined.forget(q.id for q in open_questions)
         from ._peer_link import Declined
         from ._peer_stream import Unreachable
 
@@ -85,15 +85,14 @@ class Forwarding(Answerer):
             self._unreachable = outcome.reason
             return {}
         if isinstance(outcome, Declined):
-            self._declined.update(dict.fromkeys((q.id for q in open_questions), outcome.reason))
+            self._declined.note((q.id for q in open_questions), outcome.reason)
             return {}
         return outcome.values
 
     def why_not(self, question_ids: Sequence[str]) -> str:
         if self._unreachable is not None:
             return self._unreached(self._unreachable)
-        # Taken, not kept: the reasons belong to this ask's NO_PROVIDER alone.
-        reasons = {self._declined.pop(q) for q in question_ids if q in self._declined}
+        reasons = self._declined.take(question_ids)
         if reasons:
             return f"{self.peer_name} answered NO_PROVIDER: {'; '.join(reasons)}"
         return f"{self.peer_name} did not answer them"

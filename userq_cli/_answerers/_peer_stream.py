@@ -27,8 +27,9 @@ from collections.abc import Sequence
 import msgspec
 
 from .._protocol.client_endpoint import Held
-from .._protocol.errors import UserQuestionError, quote
+from .._protocol.errors import UserQuestionError, duration, quote
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, Frame, LineFramer, OversizedLine
+from .._protocol.limits import MAX_PEER_BACKLOG
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._peer_link import GRACE, Answered, Declined, Failed, Grace, Outcome, PeerLink, PeerViolation
 from .diagnostics import say
@@ -67,6 +68,9 @@ class PeerStream:
         self.alive = True
         self._spoke = False  # has written a protocol line
         self._waiting: dict[str, asyncio.Future[Outcome | Unreachable]] = {}
+        self._sending = asyncio.Lock()
+        #: How an ask that was not sent yet ends, once the peer has stopped.
+        self._end: Failed | Unreachable = Unreachable("ended")
         self._watches: list[asyncio.TimerHandle] = []
         # In a context of its own: the ask that starts a peer must not lend it
         # its context (ASK_LINE would keep that ask's line for the peer's life).
@@ -89,18 +93,37 @@ class PeerStream:
     ) -> Answered | Declined | Unreachable:
         """The peer's outcome for these questions; raises the error that ends
         the ask when the peer failed it, or when the peer itself failed."""
-        sent, data = self.link.ask(request, questions, remaining, raw_questions, via)
         waiter: asyncio.Future[Outcome | Unreachable] = asyncio.get_running_loop().create_future()
-        self._waiting[sent.ask_id] = waiter
-        self._write(data)
+        async with self._sending:  # one ask at a time waits for the peer to read
+            await self._room_to_write()
+            if not self.alive:
+                waiter.set_result(self._end)  # it ended while the ask waited to be sent
+                sent = None
+            else:
+                # Numbered and written in one step: the lines reach the peer
+                # in the order the endpoint numbered them.
+                sent, data = self.link.ask(request, questions, remaining, raw_questions, via)
+                self._waiting[sent.ask_id] = waiter
+                self._write(data)
         try:
             outcome = await waiter
         except asyncio.CancelledError:
-            self._withdraw(sent)
+            if sent is not None:
+                self._withdraw(sent)
             raise
         if isinstance(outcome, Failed):
             raise outcome.error
         return outcome
+
+    async def _room_to_write(self) -> None:
+        """Wait until what was sent before is below `MAX_PEER_BACKLOG`: a
+        peer that does not read holds up the asks for it, not userq's memory."""
+        transport = self._output.transport
+        while self.alive and transport.get_write_buffer_size() > MAX_PEER_BACKLOG:
+            try:
+                await self._output.drain()
+            except ConnectionError:
+                return  # gone: the reader sees its end
 
     def _withdraw(self, sent: Held) -> None:
         """This side stopped waiting (cancel, timeout, signal): tell the peer,
@@ -116,7 +139,7 @@ class PeerStream:
         if self.alive and self.link.holds(sent):
             self._stop(
                 f"did not acknowledge the cancel of {quote(sent.ask_id)} within"
-                f" {self._grace.cancel:g} seconds, so it counts as hung"
+                f" {duration(self._grace.cancel)}, so it counts as hung"
             )
 
     # --- the peer's output ------------------------------------------------
@@ -169,15 +192,14 @@ class PeerStream:
         self._ended = asyncio.create_task(self._stopped())
         if not self._waiting:
             say(f"{self.name} {what_happened}")
-        unreachable = not self._spoke
-        message = f"{self.name} {what_happened} before answering; {self._retry}"
+        if self._spoke:
+            message = f"{self.name} {what_happened} before answering; {self._retry}"
+            self._end = Failed("", UserQuestionError("ASK_ABORTED", message))
+        else:
+            self._end = Unreachable(f"{what_happened} before it said anything")
         for waiter in self._waiting.values():
-            if waiter.done():
-                continue
-            if unreachable:
-                waiter.set_result(Unreachable(f"{what_happened} before it said anything"))
-            else:
-                waiter.set_exception(UserQuestionError("ASK_ABORTED", message))
+            if not waiter.done():
+                waiter.set_result(self._end)
         self._waiting.clear()
 
     async def _stopped(self) -> None:

@@ -8,6 +8,7 @@ Answers are reusable: the same question id asked again gets the same answer.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from .._protocol.framing import BOM
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.validation import Undecodable, decode_json
 from .chain import NeverWaits
-from .config import ChainConfig, StartupError, TooLarge, path_of, read_bounded
+from .config import ChainConfig, NoWriter, StartupError, TooLarge, path_of, read_named_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -55,7 +56,10 @@ class FileAnswerer(NeverWaits):
     @classmethod
     def from_config(cls, config: ChainConfig) -> FileAnswerer:
         files = len(files_named(config))
-        return cls(load_files(config), files)
+        answers = load_files(config)
+        answers.common = config.preseeded(answers.common)
+        answers.by_agent = {agent: config.preseeded(a) for agent, a in answers.by_agent.items()}
+        return cls(answers, files)
 
     @property
     def answers_nothing(self) -> bool:
@@ -111,8 +115,9 @@ def load_file(path: Path) -> AnswerSet:
 
 def _read(path: Path) -> bytes:
     try:
-        with path.open("rb") as file:
-            return read_bounded(file, MAX_FILE_BYTES)
+        return read_named_file(path, MAX_FILE_BYTES)
+    except NoWriter as exc:
+        raise StartupError(f"answers file {path}: {exc}") from None
     except OSError as exc:
         raise StartupError(f"answers file {path}: cannot read it: {exc.strerror}") from None
     except TooLarge as exc:
@@ -122,12 +127,25 @@ def _read(path: Path) -> bytes:
 def _decode(path: Path, data: bytes) -> Any:
     suffix = path.suffix.lower()
     if suffix not in (".toml", ".json"):
-        raise StartupError(f"answers file {path}: the name must end in .toml or .json")
+        suffix = _format_of_pipe(path, data)
     decode = msgspec.toml.decode if suffix == ".toml" else msgspec.json.decode
     try:
         return decode_json(data.removeprefix(BOM), suffix[1:].upper(), decode)
     except Undecodable as exc:
         raise StartupError(f"answers file {path}: {exc}") from None
+
+
+def _format_of_pipe(path: Path, data: bytes) -> str:
+    """The format of an answers file whose name does not say it: only a pipe
+    may have such a name (``--answers <(command)`` is ``/dev/fd/63``), and
+    its text tells: JSON starts with ``{``, which TOML never does."""
+    try:
+        piped = stat.S_ISFIFO(os.stat(path).st_mode)
+    except OSError:
+        piped = False
+    if not piped:
+        raise StartupError(f"answers file {path}: the name must end in .toml or .json")
+    return ".json" if data.removeprefix(BOM).lstrip().startswith(b"{") else ".toml"
 
 
 def _to_answer_set(raw: Any) -> AnswerSet:

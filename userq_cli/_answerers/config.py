@@ -11,6 +11,7 @@ import msgspec
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from .._protocol.answer_values import AnswerValue
     from .._protocol.messages import AskUserQuestionRequest
 
 
@@ -49,6 +50,52 @@ def read_bounded(file: BinaryIO, limit: int) -> bytes:
     if len(data) > limit:
         raise TooLarge(limit)
     return data
+
+
+class NoWriter(Exception):
+    """A FIFO that nobody writes to: reading it would wait forever."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "it is a pipe or FIFO that nothing writes to and that holds nothing, so"
+            " reading it would never end; give a file, or start its writer first"
+            " (as <(command) does)"
+        )
+
+
+def read_named_file(path: Path, limit: int) -> bytes:
+    """`read_bounded` of the file at ``path``; a FIFO without a writer is
+    `NoWriter` at once instead of a wait that never ends. A pipe or FIFO with
+    a live writer (``--answers <(command)``) is read to its end, however long
+    the writer takes: that command is the person's own, as any in a pipeline.
+
+    Opened without blocking, which a FIFO's open would do until a writer
+    came; then its first read tells: end of file is no writer (and nothing
+    written), "would block" a writer still at work."""
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with open(fd, "rb") as file:  # closes fd, whatever happens
+        first = _first_of_fifo(fd, limit) if stat.S_ISFIFO(os.fstat(fd).st_mode) else b""
+        os.set_blocking(fd, True)
+        if len(first) > limit:
+            raise TooLarge(limit)
+        return first + read_bounded(file, limit - len(first))
+
+
+def _first_of_fifo(fd: int, limit: int) -> bytes:
+    """What a FIFO opened without blocking holds already (b"" for nothing
+    yet, from a writer still at work); `NoWriter` if it has no writer."""
+    import os
+
+    try:
+        first = os.read(fd, limit + 1)
+    except BlockingIOError:
+        return b""  # a writer, with nothing written yet
+    if not first:
+        raise NoWriter
+    return first
 
 
 class TerminalHold(Protocol):
@@ -105,8 +152,12 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: (``userq confirm --default``). A presentation hint, never an answer.
     default_label: str | None = None
     #: The label that approves (``userq confirm``'s yes): the defaults policy
-    #: gives it only where it is also ``default_label``, never by its place.
+    #: gives it only where it is also ``default_label``, never by its place,
+    #: and the prompt treats it as an intent's ``approve`` (a deliberate act).
     approval_label: str | None = None
+    #: ``userq confirm``'s (yes, no) labels: its question is a confirm, so a
+    #: preseeded answer may also say yes or no in words (`confirm_answer`).
+    confirm_labels: tuple[str, str] | None = None
     #: ``--relay CMD``: the relay's peer command (else USERQ_RELAY in ``environ``).
     relay: str | None = None
     #: Set when stdin is the terminal too: the prompt holds it while on
@@ -121,3 +172,13 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: Set by `userq mcp`: shows a form in the MCP client's own UI (the
     #: ``elicit`` answerer's way to a human; without it, elicit cannot run).
     form_asker: FormAsker | None = None
+
+    def preseeded(self, values: Mapping[str, AnswerValue]) -> dict[str, AnswerValue]:
+        """Preseeded answers (env, files) by question id, as this run reads
+        them: for ``userq confirm``, yes and no in words are its labels."""
+        if self.confirm_labels is None:
+            return dict(values)
+        from .._protocol.answer_values import confirm_answer
+
+        yes, no = self.confirm_labels
+        return {qid: confirm_answer(value, yes, no) for qid, value in values.items()}

@@ -11,6 +11,8 @@ The policy, per question:
   convention of the questions' vocabulary), else the first option;
 - multi-select: the "(Recommended)" options, else none (a skip);
 - no options: a skip (there is no default text);
+- a ``required`` question whose policy answer would be a skip: none; it
+  passes on down the chain, like an approval;
 - an approval (a ``plan-review``, or any intent naming an ``approve`` label):
   never. Approving is a human's decision; such a question passes on down the
   chain and ends in NO_PROVIDER when nothing else answers it.
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .._protocol.answer_values import AnswerValue
+from .._protocol.errors import quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import NeverWaits
 from .config import ChainConfig
@@ -82,17 +85,25 @@ class DefaultsAnswerer(NeverWaits):
             if question.intent is not None and is_approval(question):
                 continue
             if default is None and approval is None:  # serve --defaults
-                found[question.id] = policy_answer(question)
+                answer = policy_answer(question)
+            elif default in question.labels:
+                answer = default
+            elif approval not in question.labels:
+                answer = policy_answer(question)
+            else:
                 continue
-            labels = question.labels
-            if default in labels:
-                found[question.id] = default
-            elif approval not in labels:
-                found[question.id] = policy_answer(question)
+            if not answer and question.required:
+                continue  # the policy's answer is a skip, which this question does not take
+            found[question.id] = answer
         return found
 
     def why_not(self, question_ids: Sequence[str]) -> str:
+        if self._approval_label is not None:  # userq confirm: its yes is the approval
+            return (
+                f"its yes ({quote(self._approval_label)}) is an approval, never answered by"
+                " policy; a human must give it, or --default names the answer"
+            )
         return (
-            "an approval is never answered by policy (userq confirm: only its --default);"
-            " a human must give it"
+            "an approval is never answered by policy, nor a required question skipped;"
+            " a human must answer"
         )

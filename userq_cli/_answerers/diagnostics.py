@@ -1,6 +1,7 @@
 """Diagnostics on stderr that cannot cost an answer: a stderr that fails (an
 ssh connection gone, ``2>/dev/full``) must not end the ask, the answerer or
-userq's exit status, which the writes around it are for."""
+userq's exit status, which the writes around it are for. What they quote of
+text userq did not write is shown with visible placeholders."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ def say(text: str) -> None:
     """``userq: TEXT`` on stderr; if stderr fails, it is given up for
     good (later diagnostics would fail the same way, and Python's own flush
     at exit would turn the failure into exit status 120)."""
+    # Imported here: only a run with something to say pays for it.
+    from .._prompt.sanitize import clean
+
+    # Cleaned: a diagnostic may quote what a relay peer, a listener or a
+    # caller wrote (an error message, a NO_PROVIDER reason), and stderr is
+    # usually a terminal. The same placeholders as the prompt's (␛, <U+202E>).
     try:
-        print(f"userq: {text}", file=sys.stderr, flush=True)
+        print(f"userq: {clean(text, multiline=True)}", file=sys.stderr, flush=True)
     except (OSError, ValueError):
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (stderr for the rest of the run)

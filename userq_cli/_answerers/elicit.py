@@ -13,10 +13,13 @@ The form has one property per open question, keyed by its id:
 - multi-select: an array of those strings;
 - no options: a string, the free text;
 - a question with options also gets an optional string property for
-  "Other", the text typed instead of (or beside) a label.
+  "Other", the text typed instead of (or beside) a label, unless its
+  ``allowOther`` is false.
 
-No property is required and none has a default: a field left empty is a
-skip, and an approval is never preselected. A question with a ``detail``
+No property has a default: a field left empty is a skip, and an approval is
+never preselected. A ``required`` question's field is required when it is
+the question's only one (free text, or options without Other); the chain
+refuses a skip from any form, whatever the client checked. A question with a ``detail``
 (a ``plan-review``'s plan) shows it in the form's message, since a form
 field has no room for it; a plan-review's message also names the label
 that approves. ``accept`` answers every open question (``sources``:
@@ -36,6 +39,7 @@ from .._protocol.errors import UserQuestionError, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import Answerer
 from .config import ChainConfig, FormAsker, FormUnavailable, StartupError
+from .reasons import Reasons
 
 #: What an "Other" field says it is: with one choice, typed text replaces the
 #: choice (the protocol's rule); with several, it is one more.
@@ -49,7 +53,7 @@ class ElicitAnswerer(Answerer):
     def __init__(self, asker: FormAsker) -> None:
         self._asker = asker
         #: Why questions were passed on, by question id, for `why_not`.
-        self._declined: dict[str, str] = {}
+        self._declined = Reasons()
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> Self:
@@ -73,8 +77,7 @@ class ElicitAnswerer(Answerer):
         reason = self._asker.cannot_ask(request)
         if reason is None:
             return None
-        for question in open_questions:
-            self._declined[question.id] = reason
+        self._declined.note((q.id for q in open_questions), reason)
         return {}
 
     async def answer(
@@ -87,8 +90,7 @@ class ElicitAnswerer(Answerer):
         try:
             reply = await self._asker.ask_form(request, form.message, form.schema)
         except FormUnavailable as exc:
-            for question in open_questions:
-                self._declined[question.id] = str(exc)
+            self._declined.note((q.id for q in open_questions), str(exc))
             return {}
         if reply.action != "accept":
             how = "declined" if reply.action == "decline" else "dismissed"
@@ -96,8 +98,7 @@ class ElicitAnswerer(Answerer):
         return form.answers(reply.content or {})
 
     def why_not(self, question_ids: Sequence[str]) -> str:
-        # Taken, not kept: the reasons belong to this ask's NO_PROVIDER alone.
-        reasons = {self._declined.pop(q) for q in question_ids if q in self._declined}
+        reasons = self._declined.take(question_ids)
         return "; ".join(sorted(reasons)) or "the MCP client's form did not answer them"
 
 
@@ -110,7 +111,7 @@ class Form:
         #: The "Other" property of each question with options, by question id.
         self.other: dict[str, str] = {}
         for question in self.questions:
-            if question.options:
+            if question.options and question.allow_other:
                 key = f"{question.id}.other"
                 while key in taken:
                     key += "_"
@@ -127,6 +128,11 @@ class Form:
                     "description": _OTHER_BESIDE if question.multi_select else _OTHER_INSTEAD,
                 }
         self.schema: dict[str, Any] = {"type": "object", "properties": properties}
+        # A field the form can require is the question's only field (free
+        # text, or options without Other): with Other, either field answers.
+        required = [q.id for q in self.questions if q.required and q.id not in self.other]
+        if required:
+            self.schema["required"] = required
 
     def answers(self, content: Mapping[str, Any]) -> dict[str, AnswerValue]:
         """Every question's answer: what its fields hold, an empty one a skip.

@@ -42,7 +42,8 @@ class EnvAnswerer(NeverWaits):
             for name, text in environ.items()
             if name.startswith(PREFIX) and len(name) > len(PREFIX)
         }
-        return cls(per_variable, _parse_map(environ.get(MAP_VARIABLE)))
+        by_id = _parse_map(environ.get(MAP_VARIABLE))
+        return cls(config.preseeded(per_variable), config.preseeded(by_id))
 
     @property
     def answers_nothing(self) -> bool:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._protocol.answer_values import AnswerValue
-from .._protocol.errors import quote
+from .._protocol.errors import duration, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from ._forwarding import Forwarding, NotReached
 from ._peer_link import GRACE, Grace
@@ -110,7 +110,7 @@ class ListenerAnswerer(Forwarding):
                 asyncio.open_unix_connection(os.fspath(self._path)), _CONNECT_TIMEOUT
             )
         except TimeoutError:
-            raise NotReached(f"did not accept within {_CONNECT_TIMEOUT:g} seconds") from None
+            raise NotReached(f"did not accept within {duration(_CONNECT_TIMEOUT)}") from None
         except OSError as exc:
             raise NotReached(_absent(exc)) from None
         refusal = self._not_ours(peer_uid(writer.get_extra_info("socket")))

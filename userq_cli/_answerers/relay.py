@@ -31,7 +31,6 @@ from .._protocol.messages import AskUserQuestionRequest, PeerHello
 from ._forwarding import Forwarding, NotReached
 from ._peer_link import GRACE, Grace
 from .config import RELAY_VARIABLE, ChainConfig, StartupError, TerminalHold, relay_variable
-from .diagnostics import say
 
 if TYPE_CHECKING:
     from ._peer_stream import PeerStream
@@ -113,6 +112,6 @@ class RelayAnswerer(Forwarding):
         try:
             return await Peer.start(self._argv, self._environ, self._grace)
         except OSError as exc:
-            reason = f"cannot be started: {exc.strerror or exc}"
-            say(f"relay: {quote(self.command)} {reason}")
-            raise NotReached(reason) from None
+            # Said once, in NO_PROVIDER when nothing else answers: a note on
+            # stderr too would say it twice (and again for every ask).
+            raise NotReached(f"cannot be started: {exc.strerror or exc}") from None

@@ -17,16 +17,18 @@ session never starts an event loop.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import termios
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._gc_pause import gc_paused
 from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from .chain import Answerer, TerminalHungUp
+from .chain import ASK_DEADLINE, Answerer, TerminalHungUp
 from .config import ChainConfig, TerminalHold
 from .diagnostics import say
 
@@ -60,6 +62,63 @@ def open_terminal() -> int | None:
         return None
 
 
+class _Echo:
+    """The terminal's echo, off while questions are on their way to the
+    prompt or on it.
+
+    Keys typed before a prompt is drawn are discarded (`discard_typeahead`),
+    but a terminal in its usual mode has already echoed them: a stray ``2``
+    would stay on screen above the prompt. So echo goes off as soon as a
+    question is known to be bound for the terminal, before the prompt's
+    code is even loaded, and comes back when no question is left for it.
+    Restored on every way out: the end of the last request (an answer, Esc,
+    an error, a withdrawal, the serve loop's signal handling), and at exit
+    for a run that ends before the prompt ever starts.
+    """
+
+    def __init__(self) -> None:
+        self._fd: int | None = None
+        self._saved: list[Any] | None = None
+        self._at_exit = False
+
+    def off(self) -> None:
+        if self._fd is not None:
+            return
+        fd = open_terminal()
+        if fd is None:
+            return
+        saved = _settings(fd)
+        if saved is None:
+            os.close(fd)
+            return
+        quiet = list(saved)
+        quiet[3] &= ~termios.ECHO  # lflag
+        try:
+            termios.tcsetattr(fd, termios.TCSANOW, quiet)
+        except (termios.error, OSError):
+            os.close(fd)
+            return
+        self._fd, self._saved = fd, saved
+        if not self._at_exit:
+            atexit.register(self.restore)
+            self._at_exit = True
+
+    def restore(self) -> None:
+        fd, saved = self._fd, self._saved
+        if fd is None or saved is None:
+            return
+        self._fd = self._saved = None
+        try:
+            # Only the echo flag: the rest of the settings may have moved on.
+            current = termios.tcgetattr(fd)
+            current[3] = (current[3] & ~termios.ECHO) | (saved[3] & termios.ECHO)
+            termios.tcsetattr(fd, termios.TCSANOW, current)
+        except (termios.error, OSError):
+            pass  # the terminal went away: nothing to restore
+        finally:
+            os.close(fd)
+
+
 class TtyAnswerer(Answerer):
     name = "tty"
 
@@ -70,6 +129,7 @@ class TtyAnswerer(Answerer):
         plain: bool = False,
         recorder: Recorder | None = None,
         default_label: str | None = None,
+        approval_label: str | None = None,
         share: TerminalHold | None = None,
         notify: bool = False,
     ) -> None:
@@ -78,6 +138,7 @@ class TtyAnswerer(Answerer):
         self._plain = plain
         self._recorder = recorder
         self._default_label = default_label
+        self._approval_label = approval_label
         self._share = share
         self._turn: asyncio.Lock | None = None  # made on first use, in the event loop
         self._waiting = 0
@@ -86,6 +147,7 @@ class TtyAnswerer(Answerer):
         # answered one request must not answer the next (made with the first
         # prompt: prompt-toolkit is imported then).
         self._enter_guard: EnterGuard | None = None
+        self._echo = _Echo()
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> TtyAnswerer:
@@ -99,6 +161,7 @@ class TtyAnswerer(Answerer):
             plain=plain_mode(config),
             recorder=recorder,
             default_label=config.default_label,
+            approval_label=config.approval_label,
             share=config.terminal_share,
             notify=config.notify,
         )
@@ -119,9 +182,11 @@ class TtyAnswerer(Answerer):
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue] | None:
-        """Without a terminal the answer is known at once: nothing."""
+        """Without a terminal the answer is known at once: nothing. With
+        one, the questions are bound for it: its echo goes off now."""
         if not open_questions or not self.interactive:
             return {}
+        self._echo.off()
         return None
 
     async def answer(
@@ -130,10 +195,14 @@ class TtyAnswerer(Answerer):
         declined = self.answer_now(request, open_questions)
         if declined is not None:
             return declined
-        if self._notify:
-            self._announce(request, open_questions)
-        async with self._my_turn():
-            answers = await self._ask(request, open_questions)
+        try:
+            if self._notify:
+                self._announce(request, open_questions)
+            async with self._my_turn():
+                answers = await self._ask(request, open_questions)
+        finally:
+            if not self._waiting and not (self._turn and self._turn.locked()):
+                self._echo.restore()  # the last request for the terminal has gone
         if answers and self._recorder is not None:
             agent = request.agent.id if request.agent else None
             self._recorder.add(agent, open_questions, answers)
@@ -207,9 +276,10 @@ class TtyAnswerer(Answerer):
     async def _prompt(
         self, fd: int, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, ExplicitAnswer]:
-        from .._prompt.common import Cancelled, EnterGuard
-        from .._prompt.flow import RequestInfo
-        from .._prompt.on_terminal import prompt
+        with gc_paused():  # prompt-toolkit's import
+            from .._prompt.common import Cancelled, EnterGuard
+            from .._prompt.flow import RequestInfo
+            from .._prompt.on_terminal import prompt
 
         if self._enter_guard is None:
             self._enter_guard = EnterGuard()
@@ -218,7 +288,9 @@ class TtyAnswerer(Answerer):
             via=_relayed_through(request),
             waiting=lambda: self._waiting,
             default_label=self._default_label,
+            approval_label=self._approval_label,
             enter_guard=self._enter_guard,
+            deadline=ASK_DEADLINE.get(),
         )
         self._on_screen = info
         try:

@@ -4,8 +4,11 @@
 command name (``userq --answers f.toml < requests``).
 """
 
-from __future__ import annotations
+# No `from __future__ import annotations` here or in question_commands: typer
+# reads the commands' signatures at every start, and would evaluate each
+# annotation written as a string (a millisecond in all).
 
+import copy
 import os
 import sys
 from typing import Annotated
@@ -13,14 +16,14 @@ from typing import Annotated
 import typer
 
 from .._answerers.registry import MCP_DEFAULT_ORDER
-from .._protocol.schema import schema_json
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
+from .lean_typer import LeanTyper
 from .options import ChainOptions, SocketOption, chain_options
 from .question_commands import COMMANDS, OrderedOptionsCommand
 from .serve_command import run_serve
 
-app = typer.Typer(
+app = LeanTyper(  # reads plain values without pydantic
     name="userq",
     add_completion=True,
     invoke_without_command=True,
@@ -192,8 +195,30 @@ def schema() -> None:
 
         userq schema > schema.json
     """
+    from .._protocol.schema import schema_json  # only this command needs it
+
     sys.stdout.write(schema_json())
 
 
 for _command in COMMANDS:
     app.command(cls=OrderedOptionsCommand)(_command)
+
+
+def app_for(name: str | None) -> typer.Typer:
+    """The application with the command ``name`` alone, if it is one, else
+    all of it. Typer builds every command's parameters before it parses a
+    command line; a command line that names its command (`entry.named_command`)
+    needs only that one, and the group's usage, help and errors for that
+    command do not list the others."""
+    named = [info for info in app.registered_commands if _name(info) == name]
+    if not named:
+        return app
+    narrowed = copy.copy(app)
+    narrowed.registered_commands = named
+    return narrowed
+
+
+def _name(info: typer.models.CommandInfo) -> str | None:
+    if info.name or info.callback is None:
+        return info.name
+    return typer.main.get_command_name(info.callback.__name__)

@@ -13,14 +13,15 @@ agree wherever this one answers; tests/test_entry.py checks them side by side.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Mapping, Sequence
 
 from .._answerers.config import path_of
 from .._answerers.registry import ANSWERERS, Factory
+from .._gc_pause import gc_paused
 from .._runtime.chain_options import ChainOptions
 from .._runtime.exit_status import ExitStatus
+from .plain_numbers import COUNT, SECONDS
 
 _VALUE_OPTIONS = (
     "--answers",
@@ -32,10 +33,6 @@ _VALUE_OPTIONS = (
     "--socket",
 )
 _FLAGS = ("--plain", "--defaults")
-# The numbers typer reads the same way as Python does; anything else
-# (1e3, inf, 0x10, a sign, spaces) is left to typer and its error messages.
-_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
-_COUNT = re.compile(r"[1-9][0-9]*")
 
 
 def main(answerers: Mapping[str, Factory] = ANSWERERS) -> None:
@@ -47,8 +44,10 @@ def main(answerers: Mapping[str, Factory] = ANSWERERS) -> None:
         base = ChainOptions(registry=answerers)
         options = plain_serve_options(sys.argv[1:], os.environ, stdin_is_terminal)
         if options is None:
-            from .app import app
+            with gc_paused():  # typer's import
+                from .app import app_for
 
+            app = app_for(named_command(sys.argv[1:], os.environ))
             app(obj=base)  # the group's options are read over it: ChainOptions.given
         else:
             from .serve_command import run_serve
@@ -83,6 +82,19 @@ def plain_serve_options(
     return None if command is None else command.over(options)
 
 
+def named_command(args: Sequence[str], environ: Mapping[str, str]) -> str | None:
+    """The command that ``args`` name after nothing but plain group options
+    (as `plain_serve_options` reads them), or None: typer then needs the
+    whole application, to complete, to list the commands in --help, or to
+    suggest one for a typo."""
+    if "_USERQ_COMPLETE" in environ:
+        return None
+    for at, token in enumerate(args):
+        if not token.startswith("-") and _group_options(list(args[:at]), None) is not None:
+            return token
+    return None
+
+
 def _group_options(args: list[str], answerers: str | None) -> ChainOptions | None:
     """The options of one command (the group's, or serve's), or None."""
     values: dict[str, list[str]] = {name: [] for name in _VALUE_OPTIONS}
@@ -103,9 +115,9 @@ def _group_options(args: list[str], answerers: str | None) -> ChainOptions | Non
     # A single-valued option given twice: typer keeps the last one.
     last = {name: given[-1] for name, given in values.items() if given}
     timeout, count = last.get("--timeout"), last.get("--max-line-bytes")
-    if timeout is not None and not (_SECONDS.fullmatch(timeout) and float(timeout) > 0):
+    if timeout is not None and not (SECONDS.fullmatch(timeout) and float(timeout) > 0):
         return None
-    if count is not None and not _COUNT.fullmatch(count):
+    if count is not None and not COUNT.fullmatch(count):
         return None
     record, socket = last.get("--record"), last.get("--socket")
     return ChainOptions(

@@ -2,7 +2,7 @@
 shell line, through the same chain as ``serve``; the answer on stdout and the
 outcome in the exit status."""
 
-from __future__ import annotations
+# Real annotations, not strings: see the note in app.py.
 
 import os
 import sys
@@ -12,19 +12,20 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from typer.core import TyperCommand
 
-from .._answerers.config import StartupError, TooLarge, read_bounded
+from .._answerers.config import NoWriter, StartupError, TooLarge, read_bounded, read_named_file
 from .._answerers.diagnostics import say
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
+from .._protocol.visible import escape_unsafe_json
 from .._runtime.exit_status import ExitStatus
+from .lean_typer import LeanCommand
 from .one_shot import Outcome, answer_lines, ask_one
 from .options import ChainOptions, chain_options
 
 _RAW_ARGS = "userq.raw_args"
 
 
-class OrderedOptionsCommand(TyperCommand):
+class OrderedOptionsCommand(LeanCommand):
     """Keeps the raw arguments, so each ``-d`` can be paired with the ``-o``
     before it: click groups a repeated option's values and loses the order
     in which two different options were interleaved."""
@@ -52,15 +53,65 @@ JsonOption = Annotated[
     bool,
     typer.Option("--json", help="Print the protocol's answer (or error) line instead."),
 ]
+RequiredOption = Annotated[
+    bool, typer.Option("--required", help="It cannot be skipped: no skip key, no skip answer.")
+]
+NoOtherOption = Annotated[
+    bool,
+    typer.Option("--no-other", help='No "Other": only one of the options is an answer.'),
+]
 
 
 def _id_option(default: str) -> Any:
     return typer.Option(
         "--id",
         metavar="ID",
+        callback=_not_blank,
         help=f"Question id, for preseeding as USERQ_ANSWER_<ID> [default: {default}].",
         show_default=False,
     )
+
+
+# --- what the user typed: mistakes are usage errors ---------------------------
+# Checked here, where the option is known, so the message names it (typer's
+# usage error, exit 2) instead of a protocol path the user never wrote.
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise typer.BadParameter("must not be empty")
+    return value
+
+
+def _label(value: str) -> str:
+    _check_labels([value])
+    return value
+
+
+def _labels(value: list[str] | None) -> list[str] | None:
+    _check_labels(value or [])
+    return value
+
+
+def _check_labels(labels: Sequence[str], hint: str | None = None, first: str = "") -> None:
+    """Each label shows something, and no two look the same on screen (the
+    protocol's rule for options: `looks_like_key`). ``first``: the option
+    that gave ``labels[0]``, when another (``hint``) gave the rest."""
+    from .._protocol.visible import looks_like_key
+
+    seen: dict[str, int] = {}
+    for index, label in enumerate(labels):
+        key = looks_like_key(label)
+        if not key:
+            raise typer.BadParameter(f"the label {label!r} is empty", param_hint=hint)
+        if key in seen:
+            earlier = labels[seen[key]]
+            if seen[key] == 0 and first:
+                same = f"is the same as {first}"
+            else:
+                same = "is given twice" if earlier == label else f"looks the same as {earlier!r}"
+            raise typer.BadParameter(f"the label {label!r} {same}", param_hint=hint)
+        seen[key] = index
 
 
 # --- ask ----------------------------------------------------------------------
@@ -70,11 +121,16 @@ def _id_option(default: str) -> Any:
 def ask(
     ctx: typer.Context,
     question: Annotated[
-        str, typer.Argument(metavar="QUESTION", show_default=False, help="The question to ask.")
+        str,
+        typer.Argument(
+            metavar="QUESTION", show_default=False, callback=_not_blank, help="The question to ask."
+        ),
     ],
     option: Annotated[
         list[str] | None,
-        typer.Option("-o", "--option", metavar="LABEL", help="An option (repeatable)."),
+        typer.Option(
+            "-o", "--option", metavar="LABEL", callback=_labels, help="An option (repeatable)."
+        ),
     ] = None,
     description: Annotated[
         list[str] | None,
@@ -87,12 +143,15 @@ def ask(
     detail: DetailOption = None,
     detail_file: DetailFileOption = None,
     ask_id: Annotated[str, _id_option("ask")] = "ask",
+    required: RequiredOption = False,
+    no_other: NoOtherOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Ask one question; print each chosen label on a line, then any typed text.
 
     Without -o it is a free-text question. Exit status: 0 answered, 2 usage or
-    bad answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed.
+    bad answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed,
+    6 skipped (so `target=$(userq ask ...) || exit` stops on a skip).
 
     Example:
 
@@ -106,10 +165,15 @@ def ask(
         detail=_detail(detail, detail_file),
         options=options or None,
         multi_select=multi,
+        required=required,
+        allow_other=not no_other,
     )
     chain = ChainOptions.given(ctx)
     outcome = _run(ctx, item, chain, json_output)
-    raise typer.Exit(0 if outcome.item else outcome.error_status())
+    if outcome.item is None:
+        raise typer.Exit(outcome.error_status())
+    skipped = not outcome.item.selected and not outcome.item.custom
+    raise typer.Exit(ExitStatus.SKIPPED if skipped else ExitStatus.OK)
 
 
 # --- confirm ------------------------------------------------------------------
@@ -124,10 +188,17 @@ class Default(StrEnum):
 def confirm(
     ctx: typer.Context,
     question: Annotated[
-        str, typer.Argument(metavar="QUESTION", show_default=False, help="The question to ask.")
+        str,
+        typer.Argument(
+            metavar="QUESTION", show_default=False, callback=_not_blank, help="The question to ask."
+        ),
     ],
-    yes: Annotated[str, typer.Option("--yes", metavar="LABEL", help="The yes label.")] = "Yes",
-    no: Annotated[str, typer.Option("--no", metavar="LABEL", help="The no label.")] = "No",
+    yes: Annotated[
+        str, typer.Option("--yes", metavar="LABEL", callback=_label, help="The yes label.")
+    ] = "Yes",
+    no: Annotated[
+        str, typer.Option("--no", metavar="LABEL", callback=_label, help="The no label.")
+    ] = "No",
     default: Annotated[
         Default | None,
         typer.Option(
@@ -140,32 +211,47 @@ def confirm(
     detail: DetailOption = None,
     detail_file: DetailFileOption = None,
     ask_id: Annotated[str, _id_option("confirm")] = "confirm",
+    allow_other: Annotated[
+        bool,
+        typer.Option(
+            "--allow-other", help='Offer "Other": typed text, printed, which counts as no.'
+        ),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Ask a yes/no question: exit 0 for yes, 1 for no.
 
-    Text typed instead of a choice is printed and counts as no, as does a
-    skip. Other exit statuses: 2 usage or bad answer, 3 nobody answered,
-    4 aborted or timed out, 5 dismissed.
+    It must be answered: there is no skip, and no "Other" unless
+    --allow-other (typed text is printed and counts as no). The prompt
+    starts on no unless --default yes. Other exit statuses: 2 usage or bad
+    answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed.
 
     Example:
 
         if userq confirm "Delete 3 files?"; then rm -- *.tmp; fi
     """
-    if yes == no:
-        raise typer.BadParameter("--yes and --no must differ", param_hint="--no")
+    _check_labels([yes, no], hint="--no", first="--yes")
     item = AskUserQuestionItem(
         id=ask_id,
         question=question,
         header=header,
         detail=_detail(detail, detail_file),
         options=[AskUserQuestionOption(label=yes), AskUserQuestionOption(label=no)],
+        required=True,
+        allow_other=allow_other,
     )
     chain = ChainOptions.given(ctx)
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
     # The exit status is the answer; only typed text is worth printing.
     outcome = _run(
-        ctx, item, chain, json_output, default_label=chosen, labels=False, approval_label=yes
+        ctx,
+        item,
+        chain,
+        json_output,
+        default_label=chosen,
+        labels=False,
+        approval_label=yes,
+        confirm_labels=(yes, no),
     )
     raise typer.Exit(_decision(outcome, yes))
 
@@ -180,7 +266,8 @@ def review(
         Path, typer.Argument(metavar="PLAN-FILE", help="The plan, in markdown (- for stdin).")
     ],
     approve: Annotated[
-        str, typer.Option("--approve", metavar="LABEL", help="The approving option.")
+        str,
+        typer.Option("--approve", metavar="LABEL", callback=_label, help="The approving option."),
     ] = "Approve",
     option: Annotated[
         list[str] | None,
@@ -188,16 +275,22 @@ def review(
             "-o",
             "--option",
             metavar="LABEL",
+            callback=_labels,
             help="A declining option (repeatable) [default: Request changes].",
         ),
     ] = None,
     question: Annotated[
-        str, typer.Option("--question", metavar="TEXT", help="The question above the plan.")
+        str,
+        typer.Option(
+            "--question", metavar="TEXT", callback=_not_blank, help="The question above the plan."
+        ),
     ] = "Approve this plan?",
     header: Annotated[
         str, typer.Option("--header", metavar="TEXT", help="A short tag shown above it.")
     ] = "Plan",
     ask_id: Annotated[str, _id_option("review")] = "review",
+    required: RequiredOption = False,
+    no_other: NoOtherOption = False,
     json_output: JsonOption = False,
 ) -> None:
     """Ask a human to review a plan: exit 0 when approved, 1 when declined.
@@ -211,15 +304,19 @@ def review(
         userq review plan.md && ./apply-plan
     """
     labels = [approve, *(option or ["Request changes"])]
-    if len(set(labels)) != len(labels):
-        raise typer.BadParameter("every option must differ from --approve", param_hint="-o")
+    _check_labels(labels, hint="-o", first="--approve")
+    plan = _read_text(plan_file, "PLAN-FILE")
+    if not plan.strip():
+        raise typer.BadParameter("the plan is empty", param_hint="PLAN-FILE")
     item = AskUserQuestionItem(
         id=ask_id,
         question=question,
         header=header,
-        detail=_read_text(plan_file, "PLAN-FILE"),
+        detail=plan,
         options=[AskUserQuestionOption(label=label) for label in labels],
         intent=AskUserQuestionIntent(kind="plan-review", approve=approve),
+        required=required,
+        allow_other=not no_other,
     )
     chain = ChainOptions.given(ctx)
     outcome = _run(ctx, item, chain, json_output)
@@ -240,14 +337,18 @@ def _run(
     default_label: str | None = None,
     labels: bool = True,
     approval_label: str | None = None,
+    confirm_labels: tuple[str, str] | None = None,
 ) -> Outcome:
-    if not item.question.strip():
-        raise typer.BadParameter("the question is empty", param_hint="QUESTION")
     if options.max_line_bytes is not None:
         # Never drop an option silently: it only limits what serve reads.
         raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
     try:
-        chain = options.build_chain(dict(os.environ), default_label, approval_label=approval_label)
+        chain = options.build_chain(
+            dict(os.environ),
+            default_label,
+            approval_label=approval_label,
+            confirm_labels=confirm_labels,
+        )
     except StartupError as exc:
         say(f"{exc}")
         raise typer.Exit(ExitStatus.USAGE) from None
@@ -264,6 +365,8 @@ def _print(outcome: Outcome, json_output: bool, labels: bool) -> None:
         text = outcome.line.decode()
     else:
         text = answer_lines(outcome.item, labels) if outcome.item else ""
+    if sys.stdout.isatty():
+        text = _for_terminal(text, json_output)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -272,6 +375,17 @@ def _print(outcome: Outcome, json_output: bool, labels: bool) -> None:
         # the exit status still tells the outcome. Given up for good, or
         # Python's own flush at exit would fail again (status 120).
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stdout for the rest of the run)
+
+
+def _for_terminal(text: str, json_output: bool) -> str:
+    """What the answer shows on a terminal: its text came from whoever
+    answered (a relay peer, an answers file), so escapes show as the
+    prompt's placeholders; JSON keeps its value, escaping them instead."""
+    if json_output:
+        return escape_unsafe_json(text)
+    from .._prompt.sanitize import clean
+
+    return clean(text, multiline=True)
 
 
 def _decision(outcome: Outcome, accepting_label: str) -> int:
@@ -350,10 +464,9 @@ def _read_text(path: Path, hint: str) -> str:
                 raise typer.BadParameter("cannot read - : stdin is closed", param_hint=hint)
             data = read_bounded(sys.stdin.buffer, MAX_TEXT_BYTES)
         else:
-            with path.open("rb") as file:
-                data = read_bounded(file, MAX_TEXT_BYTES)
+            data = read_named_file(path, MAX_TEXT_BYTES)
         return data.decode("utf-8")
-    except TooLarge as exc:
+    except (TooLarge, NoWriter) as exc:
         raise typer.BadParameter(f"cannot read {path}: {exc}", param_hint=hint) from None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"

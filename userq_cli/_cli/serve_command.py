@@ -41,6 +41,7 @@ def run_serve(options: ChainOptions, environ: Mapping[str, str]) -> int:
         print(f"userq: {exc}", file=sys.stderr)
         return ExitStatus.USAGE
     server = chain_server(chain, __version__)
+    server.for_terminal = os.isatty(sys.stdout.fileno())  # someone reads them there
     framer = LineFramer(options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
     sink = FdSink(sys.stdout.fileno())
     if share is not None:

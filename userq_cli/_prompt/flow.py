@@ -11,12 +11,14 @@ doing, and the prompt erases itself when done, whatever way it ends.
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
 from prompt_toolkit.application import Application
-from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import DynamicContainer, Layout
 from prompt_toolkit.output import ColorDepth
@@ -28,6 +30,7 @@ from .common import (
     Answer,
     Cancelled,
     EnterGuard,
+    approval_of,
     bind,
     guard_enter,
     is_plan_review,
@@ -39,6 +42,7 @@ from .notify import origin
 from .screen import Context, Nav, Screen
 from .select import SelectState, new_state, select_screen
 from .terminal import Terminal
+from .wrap import Line, Piece
 
 # The plan pager, the review and the text screen are imported where they are
 # first shown: the usual ask is one select, and it is drawn sooner without
@@ -66,16 +70,32 @@ class RequestInfo(msgspec.Struct):
     #: The option the cursor starts on wherever a question offers it, so
     #: Enter picks it (``userq confirm --default``); never an answer by itself.
     default_label: str | None = None
+    #: ``userq confirm``'s yes: an approval like an intent's ``approve``
+    #: (the cursor starts on it only when it is the ``default_label``).
+    approval_label: str | None = None
     #: The running Application, so the answerer can ask for a redraw when
     #: the queue changes.
     app: Application[dict[str, Answer]] | None = None
     #: The terminal's guard against the Enter of a "2, Enter" habit; the
     #: answerer passes one that outlives the request.
     enter_guard: EnterGuard = msgspec.field(default_factory=EnterGuard)
+    #: When the request times out, on the `time.monotonic` clock (None: never).
+    deadline: float | None = None
 
     def who(self) -> str:
         """Who asks, from where, as caller text (show it sanitized)."""
         return origin(self.agent, self.via)
+
+    def seconds_left(self) -> float | None:
+        if self.deadline is None:
+            return None
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def time_left(self) -> tuple[int, int, int]:
+        """Hours, minutes and seconds before the timeout (rounded up)."""
+        minutes, seconds = divmod(math.ceil(self.seconds_left() or 0), 60)
+        hours, minutes = divmod(minutes, 60)
+        return hours, minutes, seconds
 
     def waiting_text(self) -> str:
         """ "2 more requests waiting", or "" when none waits."""
@@ -114,6 +134,12 @@ async def ask(
     flow.app = app
     info.app = app
     guard_enter(app, info.enter_guard)
+    if info.deadline is not None:
+
+        def start_counting() -> None:
+            app.create_background_task(_count_down(app, info))
+
+        app.pre_run_callables.append(start_counting)
     try:
         return await run(app)
     finally:
@@ -240,9 +266,13 @@ class _Flow:
 
                 state = new_plan_state(question)
             else:
-                state = new_state(question)
-            if isinstance(state, SelectState):
-                _start_on(state, self.info.default_label)
+                approve = approval_of(question, self.info.approval_label)
+                state = new_state(question, approve=approve)
+            default = self.info.default_label
+            # confirm --default yes starts on yes; nothing starts on an
+            # intent's approving option (new_state keeps the cursor off it).
+            if isinstance(state, SelectState) and default != question.approving_label:
+                _start_on(state, default)
             self.states[question.id] = state
         answer = self.answers.get(question.id)
         if answer is not None and isinstance(state, SelectState):
@@ -251,44 +281,65 @@ class _Flow:
 
     # --- the status line --------------------------------------------------
 
-    def _title(self, index: int) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
+    def _title(self, index: int) -> list[Piece]:
+        out: list[Piece] = []
         count = len(self.questions)
         if count > 1:
-            out.append(("class:position", f"{index + 1}/{count} "))
+            out.append(([], [("class:position", f"{index + 1}/{count}")]))
             out += self._tabs(index)
         elif self.questions[0].header:
-            out += untrusted(f" {self.questions[0].header} ", "class:tag")
+            out.append(([], untrusted(f" {self.questions[0].header} ", "class:tag")))
         return out + self._source()
 
-    def _review_title(self) -> StyleAndTextTuples:
-        return [("class:position", "review "), *self._tabs(-1), *self._source()]
+    def _review_title(self) -> list[Piece]:
+        return [([], [("class:position", "review")]), *self._tabs(-1), *self._source()]
 
-    def _tabs(self, current: int) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
+    def _tabs(self, current: int) -> list[Piece]:
+        out: list[Piece] = []
         for index, question in enumerate(self.questions):
             name = question.header or f"Q{index + 1}"
             answer = self.answers.get(question.id)
-            if index == current:
-                mark, style = " ", "class:tag.current"
+            if index == current:  # in reverse video: padded, like a tab
+                tab, style = f" {name} ", "class:tag.current"
             elif answer is None:
-                mark, style = " ", "class:tag.todo"
+                tab, style = name, "class:tag.todo"
             else:
-                mark = SKIPPED_MARK if answer.skipped else ANSWERED_MARK
+                tab = f"{SKIPPED_MARK if answer.skipped else ANSWERED_MARK}{name}"
                 style = "class:tag.skipped" if answer.skipped else "class:tag.done"
-            out += [("", " "), *untrusted(f"{mark}{name} ", style)]
+            out.append(([("", "  ")], untrusted(tab, style)))
         return out
 
-    def _source(self) -> StyleAndTextTuples:
-        out: StyleAndTextTuples = []
+    def _source(self) -> list[Piece]:
+        out: list[Piece] = []
+        gap: Line = [("class:source", "  ")]
         who = self.info.who()
         if who:
-            asked = "  asked by " if self.info.agent else "  asked from "
-            out += [("class:source", asked), *untrusted(who, "class:source")]
+            asked = "asked by " if self.info.agent else "asked from "
+            out.append((gap, [("class:source", asked), *untrusted(who, "class:source")]))
         waiting = self.info.waiting_text()
         if waiting:
-            out.append(("class:source", f"  · {waiting}"))
+            out.append((gap, [("class:source", f"· {waiting}")]))
+        left = self.info.seconds_left()
+        if left is not None:
+            style = "class:warning" if left <= LAST_MINUTE else "class:source"
+            hours, minutes, seconds = self.info.time_left()
+            clock = f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
+            out.append((gap, [(style, f"· {clock} left")]))
         return out
+
+
+#: Under this many seconds left, the countdown is a warning.
+LAST_MINUTE = 60
+#: How long after the turn of a second the countdown redraws.
+TICK_MARGIN = 0.01
+
+
+async def _count_down(app: Application[dict[str, Answer]], info: RequestInfo) -> None:
+    """Redraw as the time left turns each second (the title shows it)."""
+    while (left := info.seconds_left()) is not None and left > 0:
+        # Just past the turn of the second, so the redraw shows the new one.
+        await asyncio.sleep(left % 1 + TICK_MARGIN)
+        app.invalidate()
 
 
 def _forget_height(app: Application[dict[str, Answer]], screen: Screen) -> None:

@@ -12,12 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from prompt_toolkit.data_structures import Point
-from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout import Dimension, Window
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
 from .common import ELLIPSIS
-from .wrap import Line, clip, width_of, wrap
+from .wrap import Line, Piece, clip, fill, width_of
 
 Pair = tuple[str, str]
 #: Weight of the screen's fixed lines (title, question, message, legend) in
@@ -36,24 +35,29 @@ def legend_window(pairs: Callable[[], Sequence[Pair]]) -> Window:
 
 
 def legend_lines(pairs: Sequence[Pair], width: int, *, more: bool = False) -> list[Line]:
-    """``pairs`` laid out in lines of ``width``; ``more`` ends with an ellipsis."""
-    pieces: list[StyleAndTextTuples] = [
-        [("class:hint.key", keys), ("class:hint", f" {action}")] for keys, action in pairs
+    """``pairs`` laid out in lines of ``width``; ``more`` ends with an ellipsis.
+
+    Balanced: as few lines as filling each line would take, but each only as
+    wide as it must be for that, so the last line is never one pair left
+    over (``Esc cancel`` alone under a full line).
+    """
+    gap: Line = [("class:hint", "  ")]
+    pieces: list[Piece] = [
+        (gap, [("class:hint.key", keys), ("class:hint", f" {action}")]) for keys, action in pairs
     ]
     if more:
-        pieces.append([("class:more", ELLIPSIS)])
-    lines: list[Line] = [[]]
-    for piece in pieces:
-        gap = 2 if lines[-1] else 0
-        if lines[-1] and width_of(lines[-1]) + gap + width_of(piece) > width:
-            lines.append([])
-            gap = 0
-        if gap:
-            lines[-1].append(("class:hint", "  "))
-        wrapped = wrap(piece, width)  # one piece wider than the screen
-        lines[-1] += wrapped[0]
-        lines += wrapped[1:]
-    return lines
+        pieces.append((gap, [("class:more", ELLIPSIS)]))
+    lines = fill(pieces, width)
+    narrow, wide = max((width_of(p) for _, p in pieces), default=0), width
+    if len(lines) == 1 or narrow >= wide:
+        return lines
+    while narrow < wide:  # the narrowest width that needs no more lines
+        middle = (narrow + wide) // 2
+        if len(fill(pieces, middle)) > len(lines):
+            narrow = middle + 1
+        else:
+            wide = middle
+    return fill(pieces, wide)
 
 
 def fit(pairs: Sequence[Pair], width: int, height: int) -> list[Line]:

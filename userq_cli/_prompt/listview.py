@@ -32,6 +32,9 @@ class Item(msgspec.Struct, frozen=True):
     other: bool = False  # the "Other" row that opens a text field
     style: str = ""  # extra style class, e.g. for plan-review decisions
     mark: str = ""  # a glyph before the label, e.g. ✔ for approve
+    #: The approving option: never under the cursor at first, never picked
+    #: by a digit, never ticked by "all" nor together with another option.
+    approves: bool = False
 
 
 class ListState(msgspec.Struct):
@@ -84,15 +87,32 @@ class ListState(msgspec.Struct):
     # --- changing ---------------------------------------------------------
 
     def toggle(self, index: int) -> None:
+        """Tick or untick one option. The approving option is ticked alone:
+        ticking it unticks the others, ticking another unticks it."""
+        if index not in self.ticked:
+            approving = self.items[index].approves
+            self.ticked = {i for i in self.ticked if self.items[i].approves == approving}
         self.ticked ^= {index}
 
     def toggle_all(self) -> None:
-        """Tick every shown option, or untick them all when all are ticked."""
-        shown = {i for i in self.matches if not self.items[i].other}
+        """Tick every shown option, or untick them all when all are ticked;
+        never the approving one (it is ticked alone, on purpose)."""
+        shown = {i for i in self.matches if not self.items[i].other and not self.items[i].approves}
         if shown <= self.ticked:
             self.ticked -= shown
         else:
-            self.ticked |= shown
+            self.ticked = (self.ticked | shown) - self._approving()
+
+    def start_off_approval(self) -> None:
+        """Put the cursor on the first row that does not approve: a stray
+        Enter must not approve (validation sees to it that there is one)."""
+        self.cursor = next(
+            (position for position, i in enumerate(self.matches) if not self.items[i].approves),
+            self.cursor,
+        )
+
+    def _approving(self) -> set[int]:
+        return {i for i, item in enumerate(self.items) if item.approves}
 
     def set_query(self, query: str) -> None:
         """Filter by case-insensitive substring of label or description.

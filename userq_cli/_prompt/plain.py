@@ -26,7 +26,7 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.utils import get_cwidth
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import Answer, Cancelled, bind, is_plan_review, run
+from .common import Answer, Cancelled, approval_of, bind, is_plan_review, run
 from .flow import ESC_TIMEOUT, RequestInfo
 from .sanitize import clean
 from .terminal import PlainTerminal, discard_typeahead
@@ -62,6 +62,12 @@ async def _ask_all(
         term.write(f"Question{'s' * (len(questions) > 1)} from {clean(who)}\n")
     if waiting:
         term.write(f"({waiting})\n")
+    if info.deadline is not None:
+        # Once: appended text cannot count down, and a screen reader would
+        # read every tick aloud.
+        units = zip(info.time_left(), ("hour", "minute", "second"), strict=True)
+        left = " ".join(f"{n} {unit}{'s' * (n != 1)}" for n, unit in units if n) or "a second"
+        term.write(f"(This request is withdrawn if it is not answered within {left}.)\n")
     index, reviewing, count = 0, False, len(questions)
     while True:
         if index == count:
@@ -111,46 +117,63 @@ async def _ask_one(
     turn: _Turn, questions: Sequence[AskUserQuestionItem], index: int, info: RequestInfo
 ) -> Answer | _Back:
     question = questions[index]
-    _describe(turn.term, question, index, len(questions))
+    approve = approval_of(question, info.approval_label)
+    _describe(turn.term, question, index, len(questions), approve)
     if turn.current is not None:
         turn.term.write(f"  Current answer: {_summary(turn.current)}\n")
     if not question.options:
-        answer = await _text(turn)
+        answer = await _text(turn, question.required)
     elif question.multi_select:
-        answer = await _multi(turn, question)
+        answer = await _multi(turn, question, approve)
     else:
-        answer = await _single(turn, question, info.default_label)
+        # With a default (confirm --default), an empty line picks it; never
+        # an intent's approving option.
+        default = info.default_label if info.default_label != question.approving_label else None
+        answer = await _single(turn, question, default)
     if isinstance(answer, Answer):
         turn.term.write(f"  -> {_summary(answer)}\n")
     return answer
 
 
-def _describe(term: PlainTerminal, question: AskUserQuestionItem, index: int, count: int) -> None:
+def _describe(
+    term: PlainTerminal, question: AskUserQuestionItem, index: int, count: int, approve: str | None
+) -> None:
     where = f"Question {index + 1} of {count}" if count > 1 else "Question"
     header = f" [{clean(question.header)}]" if question.header else ""
     term.write(f"\n{where}{header}: {clean(question.question, multiline=True)}\n")
     if question.detail:
         label = "Plan" if is_plan_review(question) else "Details"
         term.write(f"{label}:\n{_indent(clean(question.detail, multiline=True))}\n")
-    approve = question.intent.approve if is_plan_review(question) and question.intent else None
     for number, option in enumerate(question.options or (), 1):
         tag = " (approve)" if option.label == approve else ""
         line = f"  {number}) {clean(option.label)}{tag}"
         if option.description:
             line += f" - {clean(option.description)}"
         term.write(line + "\n")
-    if question.options:
-        term.write("  o) Other: type your own answer\n  s) Skip this question\n")
+    if question.options and question.allow_other:
+        term.write("  o) Other: type your own answer\n")
+    if question.options and not question.required:
+        term.write("  s) Skip this question\n")
+
+
+def _letters(question: AskUserQuestionItem) -> list[str]:
+    """The letters a question with options takes besides numbers."""
+    return ["o"] * question.allow_other + ["s"] * (not question.required)
+
+
+def _or(words: list[str]) -> str:
+    """``1-3, o or s``: the choices, the last joined by "or"."""
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
 
 
 async def _single(
     turn: _Turn, question: AskUserQuestionItem, default: str | None
 ) -> Answer | _Back:
-    labels, term = question.labels, turn.term
-    # With a default (confirm --default), an empty line picks it.
+    labels, term, letters = question.labels, turn.term, _letters(question)
     number = str(labels.index(default) + 1) if default in labels else ""
     enter = f", Enter for {number}" if number and turn.current is None else ""
-    ask = f"Choose 1-{len(labels)}, o or s{enter}{turn.keys()} (Esc cancels): "
+    choices = _or([f"1-{len(labels)}", *letters])
+    ask = f"Choose {choices}{enter}{turn.keys()} (Esc cancels): "
     back = ", or b to go back" if turn.back else ""
     while True:
         line = (await read_line(term, ask)).strip()
@@ -159,49 +182,60 @@ async def _single(
         line = line or number
         if line.isdigit() and 1 <= int(line) <= len(labels):
             return Answer((labels[int(line) - 1],))
-        if line.lower() == "s":
+        if line.lower() == "s" and "s" in letters:
             return Answer()
-        if line.lower() == "o" and (custom := await _custom(term)):
+        if line.lower() == "o" and "o" in letters and (custom := await _custom(term)):
             return Answer(custom=custom)
-        if line.lower() != "o":
-            term.write(f"Please type a number from 1 to {len(labels)}, o or s{back}.\n")
+        if line.lower() != "o" or "o" not in letters:
+            numbers = _or([f"a number from 1 to {len(labels)}", *letters])
+            term.write(f"Please type {numbers}{back}.\n")
 
 
-async def _multi(turn: _Turn, question: AskUserQuestionItem) -> Answer | _Back:
-    labels, term = question.labels, turn.term
-    prompt = (
-        f"Choose any of 1-{len(labels)} (e.g. 1 3), a for all, o, or s{turn.keys()} (Esc cancels): "
-    )
+async def _multi(turn: _Turn, question: AskUserQuestionItem, approve: str | None) -> Answer | _Back:
+    labels, term, letters = question.labels, turn.term, _letters(question)
+    choices = _or(["a for all", *letters])
+    prompt = f"Choose any of 1-{len(labels)} (e.g. 1 3), {choices}{turn.keys()} (Esc cancels): "
+    # "a for all" never includes the approving option, ticked alone on purpose.
+    everything = {n for n, label in enumerate(labels, 1) if label != approve}
     warned = False
     while True:
         line = (await read_line(term, prompt)).strip().lower()
         if (shared := turn.shared(line, ("b", "<"))) is not None:
             return shared
-        if line == "s" or (not line and warned):
+        if ("s" in letters and line == "s") or (not line and warned):
             return Answer()
         if not line:
-            term.write("Nothing chosen. Press Enter again to skip this question.\n")
-            warned = True
+            term.write(_NOTHING_REQUIRED if question.required else _NOTHING_CHOSEN)
+            warned = not question.required
             continue
         warned = False
-        picked = _parse_picks(line, len(labels))
+        picked = _parse_picks(line, len(labels), everything, letters)
         if picked is None:
-            term.write("Please type option numbers separated by spaces, a, o or s.\n")
+            term.write(f"Please type option numbers separated by spaces, {choices}.\n")
             continue
         numbers, wants_other = picked
-        custom = await _custom(term) if wants_other else None
         chosen = tuple(labels[n - 1] for n in sorted(numbers))
+        if approve in chosen and len(chosen) > 1:
+            term.write(f"{clean(approve)} is chosen alone, not with other options.\n")
+            continue
+        custom = await _custom(term) if wants_other else None
         if chosen or custom:
             return Answer(chosen, custom)
 
 
-def _parse_picks(line: str, count: int) -> tuple[set[int], bool] | None:
+_NOTHING_CHOSEN = "Nothing chosen. Press Enter again to skip this question.\n"
+_NOTHING_REQUIRED = "Nothing chosen. This question must be answered.\n"
+
+
+def _parse_picks(
+    line: str, count: int, everything: set[int], letters: list[str]
+) -> tuple[set[int], bool] | None:
     numbers: set[int] = set()
     other = False
     for token in filter(None, _TOKENS.split(line)):
         if token == "a":
-            numbers |= set(range(1, count + 1))
-        elif token == "o":
+            numbers |= everything
+        elif token == "o" and "o" in letters:
             other = True
         elif token.isdigit() and 1 <= int(token) <= count:
             numbers.add(int(token))
@@ -215,7 +249,7 @@ async def _custom(term: PlainTerminal) -> str | None:
     return text if text.strip() else None
 
 
-async def _text(turn: _Turn) -> Answer | _Back:
+async def _text(turn: _Turn, required: bool) -> Answer | _Back:
     # Letters are the answer here: only a lone < goes back.
     extras = turn.keys(("<",)).removeprefix(", ")
     prompt = f"Your answer ({extras + ', ' if extras else ''}Esc cancels): "
@@ -226,6 +260,9 @@ async def _text(turn: _Turn) -> Answer | _Back:
             return shared
         if text.strip():
             return Answer(custom=text)
+        if required:
+            term.write("The answer is empty. This question must be answered.\n")
+            continue
         if warned:
             return Answer()
         term.write("The answer is empty. Press Enter again to skip this question.\n")

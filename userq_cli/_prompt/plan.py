@@ -1,7 +1,8 @@
 """Plan review, and the pager that shows a long detail in full.
 
 For an ask with intent ``plan-review`` the detail is the plan: it is shown as
-readable markdown (headings, lists, code blocks set apart) in a pager that
+readable markdown (headings, lists, code blocks set apart, tables in
+aligned columns) in a pager that
 takes the free height of the screen, above the decisions. The ``approve``
 option is marked as the approving decision; the others as declining ones.
 The answer is encoded exactly as for a generic question.
@@ -10,7 +11,7 @@ The answer is encoded exactly as for a generic question.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import msgspec
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -21,9 +22,9 @@ from .._protocol.messages import AskUserQuestionItem
 from .common import APPROVE_MARK, DECLINE_MARK, bind, is_plan_review, untrusted
 from .legend import legend_window
 from .listview import Item
-from .screen import Context, Screen, question_lines, text_window
-from .select import SelectState, new_state, select_screen
-from .wrap import Line, WrappedText, width_of, wrap
+from .screen import Context, Screen, question_lines, text_window, title_window
+from .select import SelectState, new_state, select_screen, with_other
+from .wrap import Line, Piece, WrappedText, width_of, wrap
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET = re.compile(r"^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$")
@@ -34,30 +35,23 @@ _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|__[^_]+__|\*[^*\s][^*]*\*|_[^_\s][
 
 
 def plan_items(question: AskUserQuestionItem) -> list[Item]:
-    """Decisions: the approve option marked ✔, the others ✘, then Other."""
+    """Decisions: the approve option marked ✔, the others ✘, then Other (if allowed)."""
     approve = question.intent.approve if question.intent else None
     rows = [
-        Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ")
+        Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ", approves=True)
         if o.label == approve
         else Item(o.label, o.description, style="class:decline", mark=f"{DECLINE_MARK} ")
         for o in question.options or ()
     ]
-    return [*rows, Item("", other=True)]
+    return with_other(question, rows)
 
 
 def new_plan_state(question: AskUserQuestionItem) -> SelectState:
     if not is_plan_review(question):
         raise ValueError(f"question {question.id!r} is not a plan review")
-    state = new_state(question, plan_items(question))
-    # The cursor never starts on the approving option: a stray Enter while
-    # reading the plan must not approve it. (No option but approve: it
-    # starts on Other.)
-    approve = question.intent.approve if question.intent else None
-    options = state.options
-    options.cursor = next(
-        (i for i, item in enumerate(options.items) if item.label != approve or item.other), 0
-    )
-    return state
+    # The cursor never starts on the approving option (new_state): a stray
+    # Enter while reading the plan must not approve it.
+    return new_state(question, plan_items(question))
 
 
 def plan_screen(question: AskUserQuestionItem, state: SelectState, ctx: Context) -> Screen:
@@ -70,7 +64,7 @@ def plan_screen(question: AskUserQuestionItem, state: SelectState, ctx: Context)
 
 def pager_screen(
     question: AskUserQuestionItem,
-    title: Callable[[], StyleAndTextTuples],
+    title: Callable[[], Sequence[Piece]],
     close: Callable[[], None],
 ) -> Screen:
     """The whole detail of a question, scrollable; any of q/Esc/Enter returns."""
@@ -90,7 +84,7 @@ def pager_screen(
     legend = [("↑↓ PgUp/PgDn", "scroll"), ("q/Esc/Enter", "back to the question")]
     container = HSplit(
         [
-            text_window(lambda width: wrap(title(), width), live=True, chrome=True),
+            title_window(title),
             text_window(question_lines(question), chrome=True),
             window,
             text_window(
@@ -153,7 +147,10 @@ def _parse_line(raw: str, blocks: list[_Block]) -> None:
     elif quote := _QUOTE.match(raw):
         blocks.append(_Block("quote", quote.group(1)))
     elif raw.lstrip().startswith("|"):
-        blocks.append(_Block("table", raw))
+        if blocks and blocks[-1].kind == "table":
+            blocks[-1].text += "\n" + raw  # the rows of one table, kept together
+        else:
+            blocks.append(_Block("table", raw))
     elif blocks and blocks[-1].kind in ("para", "item", "quote") and not raw.startswith("    "):
         blocks[-1].text += " " + raw.strip()  # a continuation line joins its paragraph
     else:
@@ -197,10 +194,86 @@ def _render_block(block: _Block, width: int) -> list[Line]:
     if kind == "rule":
         return [[("class:md.rule", "─" * width)]]
     if kind == "table":
-        return wrap(untrusted(block.text), width, hard=True)
+        return _table(block.text, width)
     if kind == "blank":
         return [[]]
     return wrap(_inline(block.text), width)
+
+
+# --- tables -----------------------------------------------------------------------
+
+_CELL_BREAK = re.compile(r"(?<!\\)\|")
+_DELIMITER = re.compile(r"^\s*:?-+:?\s*$")
+_COLUMN_GAP = " │ "
+#: Narrower columns than this are unreadable: the table is shown as written.
+_MIN_COLUMN = 4
+
+
+def _table(source: str, width: int) -> list[Line]:
+    """A GitHub table: columns aligned, cells wrapped within their column.
+    Without its delimiter row, or too narrow for its columns, the rows are
+    shown as written."""
+    rows = [_cells(line) for line in source.split("\n")]
+    columns = len(rows[0])
+    if len(rows) < 2 or len(rows[1]) != columns or not all(map(_DELIMITER.match, rows[1])):
+        return wrap(untrusted(source, multiline=True), width, hard=True)
+    aligns = [_align(cell) for cell in rows[1]]
+    body = [(row + [""] * columns)[:columns] for row in rows[2:]]
+    cells = [[_inline(c, "class:md.strong") for c in rows[0]]] + [
+        [_inline(c) for c in row] for row in body
+    ]
+    widths = _column_widths(cells, width - len(_COLUMN_GAP) * (columns - 1))
+    if widths is None:
+        return wrap(untrusted(source, multiline=True), width, hard=True)
+    lines = _table_row(cells[0], widths, aligns)
+    lines.append([("class:md.rule", "─┼─".join("─" * w for w in widths))])
+    for row in cells[1:]:
+        lines += _table_row(row, widths, aligns)
+    return lines
+
+
+def _cells(line: str) -> list[str]:
+    text = line.strip()
+    text = text[1:] if text.startswith("|") else text
+    text = text[:-1] if text.endswith("|") and not text.endswith("\\|") else text
+    return [cell.strip().replace("\\|", "|") for cell in _CELL_BREAK.split(text)]
+
+
+def _align(delimiter: str) -> str:
+    text = delimiter.strip()
+    if text.startswith(":") and text.endswith(":"):
+        return "^"
+    return ">" if text.endswith(":") else "<"
+
+
+def _column_widths(cells: list[list[StyleAndTextTuples]], room: int) -> list[int] | None:
+    """Each column's natural width, the widest cut down until the row fits
+    ``room``; None when the columns cannot keep `_MIN_COLUMN`."""
+    widths = [max(width_of(row[i]) for row in cells) or 1 for i in range(len(cells[0]))]
+    if room < sum(min(w, _MIN_COLUMN) for w in widths):
+        return None
+    while sum(widths) > room:  # cut the widest columns, down to the next widest
+        widest = max(widths)
+        runner_up = max((w for w in widths if w < widest), default=1)
+        cut = -(-(sum(widths) - room) // widths.count(widest))  # rounded up
+        widths = [min(w, max(widest - cut, runner_up)) for w in widths]
+    return widths
+
+
+def _table_row(row: list[StyleAndTextTuples], widths: list[int], aligns: list[str]) -> list[Line]:
+    wrapped = [wrap(cell, w) for cell, w in zip(row, widths, strict=True)]
+    height = max(len(cell) for cell in wrapped)
+    lines: list[Line] = []
+    for n in range(height):
+        line: Line = []
+        for i, (cell, w) in enumerate(zip(wrapped, widths, strict=True)):
+            text = cell[n] if n < len(cell) else []
+            pad = w - width_of(text)
+            before = {"<": 0, ">": pad, "^": pad // 2}[aligns[i]]
+            line += [("class:md.rule", _COLUMN_GAP)] if i else []
+            line += [("", " " * before), *text, ("", " " * (pad - before))]
+        lines.append(line)
+    return lines
 
 
 def _inline(text: str, base: str = "") -> StyleAndTextTuples:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
+from prompt_toolkit.application import get_app
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings
 from prompt_toolkit.layout import Dimension, HSplit, Window
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
@@ -15,8 +16,9 @@ from .._protocol.messages import AskUserQuestionItem
 from .common import POINTER, Answer, bind, picked, untrusted
 from .legend import legend_window
 from .listview import number_column, scrolled
-from .screen import Screen, text_window
-from .wrap import Line, width_of, wrap
+from .numbers import NumberEntry
+from .screen import Screen, text_window, title_window
+from .wrap import Line, Piece, width_of, wrap
 
 SUBMIT = "Submit these answers"
 
@@ -45,7 +47,7 @@ def review_screen(
     questions: Sequence[AskUserQuestionItem],
     answers: Mapping[str, Answer],
     state: ReviewState,
-    title: Callable[[], StyleAndTextTuples],
+    title: Callable[[], Sequence[Piece]],
     *,
     edit: Callable[[int], None],
     submit: Callable[[], None],
@@ -55,14 +57,27 @@ def review_screen(
         raise ValueError(f"cannot review before every question is answered: {missing}")
     count = len(questions)
 
+    def reopen(number: int) -> None:
+        picked(get_app())  # a number that moves on, as in a list: see EnterGuard
+        edit(number - 1)
+
+    numbers = NumberEntry(lambda: count, lambda n: setattr(state, "cursor", n - 1), reopen)
+
     def move(delta: int) -> None:
+        numbers.drop()
         state.cursor = max(0, min(count, state.cursor + delta))
 
     def enter() -> None:
+        if numbers.complete():  # Enter ends a number being typed
+            return
         if state.cursor == count:
             submit()
         else:
             edit(state.cursor)
+
+    def back() -> None:
+        numbers.drop()
+        edit(count - 1)
 
     kb = KeyBindings()
     bind(kb, ["up", "k", "c-p"], lambda e: move(-1))
@@ -70,20 +85,19 @@ def review_screen(
     bind(kb, ["home", "g"], lambda e: move(-count))
     bind(kb, ["end", "G"], lambda e: move(count))
     bind(kb, ["enter"], lambda e: enter())
-    bind(kb, ["left", "s-tab"], lambda e: edit(count - 1))
-    for digit in range(1, min(count, 9) + 1):
-        bind(kb, [str(digit)], _editor(edit, digit - 1))
+    bind(kb, ["left", "s-tab"], lambda e: back())
+    bind(kb, list("0123456789"), lambda e: numbers.digit(e.data))
     legend = [
         ("↑↓", "move"),
         ("Enter", "submit / change"),
-        ("1-9", "change an answer"),
+        (f"1-{max(count, 9)}", "change an answer"),
         ("←/Shift-Tab", "previous"),
         ("Esc", "cancel"),
     ]
     body = Window(_ReviewRows(questions, answers, state), height=Dimension(min=3))
     container = HSplit(
         [
-            text_window(lambda width: wrap(title(), width), live=True, chrome=True),
+            title_window(title),
             text_window(
                 lambda width: [[("class:question", f"Review your {count} answers")]], chrome=True
             ),
@@ -155,11 +169,3 @@ class _ReviewRows(UIControl):
         lines = wrap([*head, *text], width, first=prefix)
         arrow: Line = [("", " " * width_of(prefix)), ("", "→ ")]
         return lines + wrap(describe(self.answers[question.id]), width, first=arrow)
-
-
-def _editor(edit: Callable[[int], None], index: int) -> Callable[[KeyPressEvent], None]:
-    def reopen(event: KeyPressEvent) -> None:
-        picked(event.app)  # a digit that moves on, as in a list: see EnterGuard
-        edit(index)
-
-    return reopen

@@ -26,7 +26,7 @@ from prompt_toolkit.layout import (
 from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, untrusted
 from .legend import CHROME_WEIGHT, Pair, legend_window
-from .wrap import Line, WrappedText, wrap
+from .wrap import Line, Piece, WrappedText, fill, wrap
 
 
 class Screen(msgspec.Struct):
@@ -49,7 +49,7 @@ class Context(msgspec.Struct):
     """Per-screen information from the flow."""
 
     #: The status line: position in the batch, headers, who asks.
-    title: Callable[[], StyleAndTextTuples]
+    title: Callable[[], Sequence[Piece]]
     nav: Nav
 
 
@@ -69,19 +69,42 @@ def text_window(
     return Window(WrappedText(render, cache=not live), height=height, dont_extend_height=True)
 
 
+def title_window(title: Callable[[], Sequence[Piece]]) -> Window:
+    """The status line: wraps between its tabs and parts, never inside one."""
+    return text_window(lambda width: fill(title(), width), live=True, chrome=True)
+
+
 def question_lines(question: AskUserQuestionItem) -> Callable[[int], list[Line]]:
     text = untrusted(question.question, "class:question", multiline=True)
     return lambda width: wrap(text, width)
 
 
-def detail_control(question: AskUserQuestionItem, key: str) -> WrappedText:
+class DetailPane:
     """The detail under the question, clipped to a third of the screen; the
-    last line says how to read the rest."""
-    text = untrusted(question.detail or "", "class:detail", multiline=True)
-    return WrappedText(
-        lambda width: wrap(text, width),
-        more_note=f"{{hidden}} more lines: press {key} to read all",
-    )
+    last line says how to read the rest (``key``)."""
+
+    def __init__(self, question: AskUserQuestionItem, key: str) -> None:
+        text = untrusted(question.detail or "", "class:detail", multiline=True)
+        self.control = WrappedText(
+            lambda width: wrap(text, width),
+            more_note=f"{{hidden}} more lines: press {key} to read all",
+        )
+        self.window = Window(
+            self.control,
+            height=lambda: Dimension(min=1, max=self.max_height()),
+            dont_extend_height=True,
+        )
+
+    @staticmethod
+    def max_height() -> int:
+        return max(3, rows() // 3)
+
+    def hidden(self) -> bool:
+        """Some of the detail is not on screen: only then is the key that
+        shows all of it worth its place in the legend. Known before the
+        frame is drawn (its lines are wrapped when its height is asked), so
+        the legend's height and its text agree."""
+        return self.control.total > self.max_height() or self.control.clipped
 
 
 def frame(
@@ -93,17 +116,10 @@ def frame(
     *,
     key_bindings: KeyBindings,
     detail: Container | None = None,
-    detail_key: str = "d",
 ) -> HSplit:
     """Title, question, detail, body, message and key legend, top to bottom."""
-    if detail is None and question.detail:
-        detail = Window(
-            detail_control(question, detail_key),
-            height=lambda: Dimension(min=1, max=max(3, rows() // 3)),
-            dont_extend_height=True,
-        )
     parts: list[Container] = [
-        text_window(lambda width: wrap(ctx.title(), width), live=True, chrome=True),
+        title_window(ctx.title),
         text_window(question_lines(question), chrome=True),
     ]
     if detail is not None:

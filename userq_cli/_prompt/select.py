@@ -24,16 +24,20 @@ from .._protocol.messages import AskUserQuestionItem
 from .common import Answer, bind, picked, untrusted
 from .legend import Pair
 from .listview import Item, ListState, OptionList
+from .numbers import NumberEntry
 from .sanitize import clean
-from .screen import Context, Screen, frame
+from .screen import Context, DetailPane, Screen, frame
 from .wrap import WrappedText
 
 Mode = Literal["list", "filter", "other"]
 
 OTHER_PROMPT = "Other (type your own answer)"
+NUMBER_HINT = "… (the next digit, or Enter)"
 EMPTY_MULTI_WARNING = (
     "Nothing is ticked. Space ticks an option; press Enter again to skip this question."
 )
+REQUIRED_MULTI_WARNING = "Nothing is ticked. This question must be answered: Space ticks an option."
+POINTED_HINT = "A number never approves: press Enter on this option to approve."
 
 
 class SelectState(msgspec.Struct):
@@ -42,23 +46,41 @@ class SelectState(msgspec.Struct):
     options: ListState
     mode: Mode = "list"
     warned: bool = False  # Enter with nothing ticked was pressed once
+    pointed: bool = False  # a digit has just pointed at the approving option
 
     @property
     def answer(self) -> Answer:
         return Answer(self.options.selected_labels(), self.options.custom)
 
 
-def generic_items(question: AskUserQuestionItem) -> list[Item]:
-    """One row per option, then the Other row."""
-    rows = [Item(o.label, o.description) for o in question.options or ()]
-    return [*rows, Item("", other=True)]
+def generic_items(question: AskUserQuestionItem, approve: str | None = None) -> list[Item]:
+    """One row per option (``approve`` marked as the approving one), then
+    the Other row unless the question takes no Other."""
+    rows = [
+        Item(o.label, o.description, approves=o.label == approve) for o in question.options or ()
+    ]
+    return with_other(question, rows)
 
 
-def new_state(question: AskUserQuestionItem, items: Sequence[Item] | None = None) -> SelectState:
+def with_other(question: AskUserQuestionItem, rows: list[Item]) -> list[Item]:
+    """``rows``, and the Other row last when the question allows Other."""
+    return [*rows, Item("", other=True)] if question.allow_other else rows
+
+
+def new_state(
+    question: AskUserQuestionItem,
+    items: Sequence[Item] | None = None,
+    *,
+    approve: str | None = None,
+) -> SelectState:
+    """A question's list, the cursor off the approving option (``approve``,
+    or the item marked so)."""
     if not question.options:
         raise ValueError(f"question {question.id!r} has no options to select from")
-    chosen = list(items) if items is not None else generic_items(question)
-    return SelectState(ListState(chosen, multi=question.multi_select))
+    chosen = list(items) if items is not None else generic_items(question, approve)
+    state = SelectState(ListState(chosen, multi=question.multi_select))
+    state.options.start_off_approval()
+    return state
 
 
 def select_screen(
@@ -93,7 +115,9 @@ class _Select:
         self.list = state.options
         self.ctx = ctx
         self.pager = pager
+        self.detail = DetailPane(question, "d") if question.detail and pager is None else None
         state.mode = "list"  # a screen (re)opens on its list
+        self.numbers = NumberEntry(self._numbered_rows, self._show_number, self._pick_number)
         self.other_buffer = Buffer(multiline=False, name=f"other:{question.id}")
         self.list_window = Window(
             OptionList(lambda: self.list, self._other_text),
@@ -117,7 +141,7 @@ class _Select:
         other_line = ConditionalContainer(
             self.other_window, filter=Condition(lambda: self.state.mode == "other")
         )
-        detail = None
+        detail: Container | None = self.detail.window if self.detail else None
         if self.pager is not None:
             pager = self.pager
             detail = HSplit(
@@ -155,7 +179,14 @@ class _Select:
         ]
 
     def _message(self) -> StyleAndTextTuples:
-        return [("class:warning", EMPTY_MULTI_WARNING)] if self.state.warned else []
+        if self.numbers.typed:
+            return [("class:hint", f"{self.numbers.typed}{NUMBER_HINT}")]
+        if self.state.pointed and not self.list.multi:
+            return [("class:warning", POINTED_HINT)]
+        if not self.state.warned:
+            return []
+        required = self.question.required
+        return [("class:warning", REQUIRED_MULTI_WARNING if required else EMPTY_MULTI_WARNING)]
 
     def _legend(self) -> list[Pair]:
         """The keys of the current mode, most important first."""
@@ -167,15 +198,17 @@ class _Select:
             return [("Enter", "accept"), ("Esc", "back to the list"), ("Ctrl-C", "cancel")]
         pairs = [("↑↓", "move")]
         pairs += [("PgUp/PgDn", "scroll the plan")] if self.pager is not None else []
+        numbers = f"1-{max(self._numbered_rows(), 9)}"
         if multi:
-            pairs += [("Space/1-9", "tick"), ("a", "all"), ("Enter", "confirm")]
+            pairs += [(f"Space/{numbers}", "tick"), ("a", "all"), ("Enter", "confirm")]
         else:
-            pairs += [("1-9", "pick"), ("Enter", "choose")]
-        pairs += [("o", "other"), ("s/Ctrl-S", "skip")]
+            pairs += [(numbers, "pick"), ("Enter", "choose")]
+        pairs += [("o", "other")] if self.question.allow_other else []
+        pairs += [] if self.question.required else [("s/Ctrl-S", "skip")]
         pairs += [("←/Shift-Tab", "previous")] if nav.back else []
         pairs += [("→/Tab", "next")] if nav.forward else []
         pairs.append(("/", "filter"))
-        if self.pager is None and self.question.detail and nav.read_detail:
+        if self.detail and self.detail.hidden() and nav.read_detail:
             pairs.append(("d", "detail"))
         return [*pairs, ("Esc", "cancel")]
 
@@ -197,13 +230,15 @@ class _Select:
         bind(kb, ["pagedown"], act(lambda: self.list.move(self._page())), when=listing & paging)
         bind(kb, ["home", "g"], act(lambda: self.list.jump(0)), when=listing & paging)
         bind(kb, ["end", "G"], act(lambda: self.list.jump(-1)), when=listing & paging)
-        for digit in range(1, 10):
-            bind(kb, [str(digit)], act(self._number(digit)), when=listing)
+        for digit in "0123456789":
+            bind(kb, [digit], self._digit_key, when=listing)
         bind(kb, ["enter"], self._confirm_key, when=listing)
         bind(kb, ["space"], act(self._tick_current), when=listing & multi)
         bind(kb, ["a"], act(self.list.toggle_all), when=listing & multi)
-        bind(kb, ["o"], act(self._open_other), when=listing)
-        bind(kb, ["s", "c-s"], act(lambda: nav.submit(Answer())), when=listing)
+        if self.question.allow_other:
+            bind(kb, ["o"], act(self._open_other), when=listing)
+        if not self.question.required:
+            bind(kb, ["s", "c-s"], act(lambda: nav.submit(Answer())), when=listing)
         bind(kb, ["/"], act(self._start_filter), when=listing)
         # Esc first drops an applied filter; only then does it cancel (global).
         has_query = Condition(lambda: bool(self.list.query))
@@ -240,10 +275,12 @@ class _Select:
         return kb
 
     def _act(self, action: Callable[[], object]) -> Callable[[KeyPressEvent], None]:
-        """A key handler: any key but Enter withdraws the empty-Enter warning."""
+        """A key handler: any key but Enter withdraws the empty-Enter warning,
+        and drops a number being typed."""
 
         def handler(event: KeyPressEvent) -> None:
-            self.state.warned = False
+            self.state.warned = self.state.pointed = False
+            self.numbers.drop()  # a number being typed ends unpicked
             action()
 
         return handler
@@ -257,25 +294,43 @@ class _Select:
     def _pager_page(self) -> int:
         return max(self.pager.last_height - 1, 1) if self.pager else 1
 
-    def _number(self, digit: int) -> Callable[[], None]:
-        def pick() -> None:
-            position = digit - 1
-            if position >= len(self.list.matches):
-                return
-            index = self.list.matches[position]
-            if self.list.items[index].other:
-                return
-            if self.list.multi:
-                self.list.cursor = position
-                self.list.toggle(index)
-            else:
-                picked(get_app())  # and moved on: see EnterGuard
-                self.ctx.nav.submit(Answer((self.list.items[index].label,)))
+    def _digit_key(self, event: KeyPressEvent) -> None:
+        self.state.warned = self.state.pointed = False
+        self.numbers.digit(event.data)
 
-        return pick
+    def _numbered_rows(self) -> int:
+        matches, items = self.list.matches, self.list.items
+        return len(matches) - (1 if matches and items[matches[-1]].other else 0)
+
+    def _show_number(self, number: int) -> None:
+        if number <= self._numbered_rows():
+            self.list.cursor = number - 1
+
+    def _pick_number(self, number: int) -> None:
+        position = number - 1
+        if position >= len(self.list.matches):
+            return
+        index = self.list.matches[position]
+        item = self.list.items[index]
+        if item.other:
+            return
+        if self.list.multi:
+            self.list.cursor = position
+            self.list.toggle(index)
+        if item.approves:
+            # A number never approves: it points at the approving option (or
+            # ticks it); Enter then approves. An Enter typed right after the
+            # number, out of habit, is ignored (EnterGuard).
+            self.list.cursor = position
+            self.state.pointed = True
+            picked(get_app())
+        elif not self.list.multi:
+            picked(get_app())  # and moved on: see EnterGuard
+            self.ctx.nav.submit(Answer((item.label,)))
 
     def _confirm_key(self, event: KeyPressEvent) -> None:
-        self._confirm()
+        if not self.numbers.complete():  # Enter ends a number being typed
+            self._confirm()
 
     def _confirm(self) -> None:
         item = self.list.current_item
@@ -285,8 +340,9 @@ class _Select:
             self._open_other()
         elif not self.list.multi:
             self.ctx.nav.submit(Answer((item.label,)))
-        elif self.state.answer.skipped and not self.state.warned:
-            # An empty multi-select answer is never submitted by accident.
+        elif self.state.answer.skipped and (self.question.required or not self.state.warned):
+            # An empty multi-select answer is never submitted by accident,
+            # and never at all where the question is required.
             self.state.warned = True
         else:
             self.state.warned = False
@@ -334,7 +390,10 @@ class _Select:
 
     def _filter_enter(self) -> None:
         self.state.mode = "list"
-        if not self.list.multi:
+        item = self.list.current_item
+        # The filter may have brought the approving option under the cursor;
+        # approving takes an Enter of its own, on the list.
+        if not self.list.multi and not (item is not None and item.approves):
             self._confirm()
 
     def _clear_filter(self) -> None:

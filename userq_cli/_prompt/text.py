@@ -1,7 +1,8 @@
 """Free-text questions (a question without options).
 
 Enter submits. An empty field is never submitted by accident: the first
-Enter on it warns, the second submits the skip; Ctrl-S skips at once.
+Enter on it warns, the second submits the skip; Ctrl-S skips at once. A
+``required`` question has no skip: an empty field only warns.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from prompt_toolkit.layout.controls import BufferControl
 from .._protocol.messages import AskUserQuestionItem
 from .common import POINTER, Answer, bind
 from .legend import Pair
-from .screen import Context, Screen, frame
+from .screen import Context, DetailPane, Screen, frame
 
 EMPTY_TEXT_WARNING = "The answer is empty. Type it, or press Enter again to skip this question."
+REQUIRED_TEXT_WARNING = "The answer is empty. This question must be answered: type it."
 
 
 class TextState(msgspec.Struct):
@@ -50,16 +52,20 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
         get_line_prefix=_prefix,
     )
     nav = ctx.nav
+    detail = DetailPane(question, "Ctrl-O") if question.detail else None
 
     def submit(event: KeyPressEvent) -> None:
-        if state.text.strip() or state.warned:
-            nav.submit(Answer(custom=state.text) if state.text.strip() else Answer())
+        if state.text.strip():
+            nav.submit(Answer(custom=state.text))
+        elif state.warned and not question.required:
+            nav.submit(Answer())
         else:
             state.warned = True
 
     kb = KeyBindings()
     bind(kb, ["enter"], submit)
-    bind(kb, ["c-s"], lambda event: nav.submit(Answer()))
+    if not question.required:
+        bind(kb, ["c-s"], lambda event: nav.submit(Answer()))
     if nav.back:
         back = nav.back
         bind(kb, ["s-tab"], lambda event: back())
@@ -71,17 +77,28 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
         bind(kb, ["c-o"], lambda event: read_detail())
 
     def message() -> StyleAndTextTuples:
-        return [("class:warning", EMPTY_TEXT_WARNING)] if state.warned else []
+        if not state.warned:
+            return []
+        warning = REQUIRED_TEXT_WARNING if question.required else EMPTY_TEXT_WARNING
+        return [("class:warning", warning)]
 
     def legend() -> list[Pair]:
         # Letters type text here, so skip and moving use control keys.
-        pairs = [("Enter", "submit"), ("Ctrl-S", "skip")]
+        pairs = [("Enter", "submit")] + ([] if question.required else [("Ctrl-S", "skip")])
         pairs += [("Shift-Tab", "previous question")] if nav.back else []
         pairs += [("Tab", "next question")] if nav.forward else []
-        pairs += [("Ctrl-O", "detail")] if nav.read_detail and question.detail else []
+        pairs += [("Ctrl-O", "detail")] if nav.read_detail and detail and detail.hidden() else []
         return [*pairs, ("Esc", "cancel")]
 
-    container = frame(ctx, question, [field], message, legend, key_bindings=kb, detail_key="Ctrl-O")
+    container = frame(
+        ctx,
+        question,
+        [field],
+        message,
+        legend,
+        key_bindings=kb,
+        detail=detail.window if detail else None,
+    )
     return Screen(container, field)
 
 

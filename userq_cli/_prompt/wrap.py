@@ -9,7 +9,7 @@ the width they are actually given: resizing the terminal re-wraps.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
@@ -19,6 +19,9 @@ from prompt_toolkit.utils import get_cwidth
 from .common import ELLIPSIS
 
 Line = StyleAndTextTuples
+#: A piece of a line that is never split between lines (a key and its
+#: action, a tab), and the gap that separates it from the piece before it.
+Piece = tuple[Line, Line]
 _WORDS = re.compile(r"\S+|\s+")
 
 
@@ -52,6 +55,23 @@ def wrap(
             for token in [paragraph] if hard else _WORDS.findall(paragraph):
                 filler.add(style, token, hard)
     return filler.done()
+
+
+def fill(pieces: Sequence[Piece], width: int) -> list[Line]:
+    """``(gap, piece)`` pairs laid out in lines of ``width``: each piece
+    whole, on the line after when it does not fit; the gap is left out where
+    a piece starts a line (no odd indent). A piece wider than a whole line is
+    wrapped by itself."""
+    lines: list[Line] = [[]]
+    for gap, piece in pieces:
+        if lines[-1] and width_of(lines[-1]) + width_of(gap) + width_of(piece) > width:
+            lines.append([])
+        if lines[-1]:
+            lines[-1] += gap
+        wrapped = wrap(piece, width)
+        lines[-1] += wrapped[0]
+        lines += wrapped[1:]
+    return lines
 
 
 class _Filler:
@@ -160,6 +180,7 @@ class WrappedText(UIControl):
         self.more_note = more_note
         self.top = 0
         self.last_height = 0
+        self.clipped = False  # the last frame left lines out (not a pager)
         self._cache: tuple[int, list[Line]] | None = None
 
     def lines(self, width: int) -> list[Line]:
@@ -190,6 +211,7 @@ class WrappedText(UIControl):
             shown = lines[self.top : self.top + height]
         else:
             hidden = len(lines) - height + 1
+            self.clipped = hidden > 1
             shown = clip(lines, height, width, self.more_note.format(hidden=hidden))
         return UIContent(
             get_line=lambda i: shown[i],
@@ -206,10 +228,10 @@ class WrappedText(UIControl):
         return len(self._cache[1]) if self._cache else 0
 
     def position(self) -> str:
-        """Where the pager is, counted in screen rows (wrapped lines, as
-        shown): ``screen rows 1-20 of 84``, or ``all shown``."""
+        """Where the pager is, in lines as shown (wrapped to the width):
+        ``lines 1\u201320 of 84`` (an en dash), or ``all shown``."""
         total, height = self.total, self.last_height
         if total <= height:
             return "all shown"
         last = min(self.top + height, total)
-        return f"screen rows {self.top + 1}-{last} of {total}"
+        return f"lines {self.top + 1}\u2013{last} of {total}"

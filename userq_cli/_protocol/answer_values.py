@@ -14,7 +14,7 @@ never passed on, and a value that does not fit never falls through silently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 import msgspec
@@ -78,7 +78,9 @@ def fit_answer(
         # policy's recommended ones, a preseeded list): what the path below
         # gives when they fit, without _split and the set.
         if not value:  # nothing selected, whatever the question
-            return AskUserQuestionAnswerItem(id=question.id, selected=[])
+            if not question.required:
+                return AskUserQuestionAnswerItem(id=question.id, selected=[])
+            _bad(question, source, value, answer_problem(question, [], None) or "")
         given = set(value)  # a set: "tick all" of 35,000 options is linear, not quadratic
         chosen = []  # in option order (loops, not comprehensions: cheaper on 3.11)
         for option in question.options or ():
@@ -86,7 +88,9 @@ def fit_answer(
                 chosen.append(option.label)
         # Every label given is an option exactly when the distinct labels
         # chosen are as many as the distinct labels given.
-        if len(set(chosen)) == len(given) and (question.multi_select or len(chosen) <= 1):
+        if len(set(chosen)) == len(given) and (
+            len(chosen) <= 1 or (question.multi_select and question.intent is None)
+        ):
             return AskUserQuestionAnswerItem(id=question.id, selected=chosen)
     selected, custom = _split(question, value)
     labels = question.labels
@@ -106,7 +110,30 @@ def fit_answer(
         item.custom = custom
         if not question.multi_select:
             item.selected = []  # on single-select, custom text overrides the label
+    why = answer_problem(question, item.selected, item.custom)
+    if why:
+        _bad(question, source, value, why)
     return item
+
+
+def answer_problem(
+    question: AskUserQuestionItem, selected: Sequence[str], custom: str | None
+) -> str | None:
+    """Why an answer of known labels breaks a rule of its question, or None.
+
+    The one place for these rules, whoever answers (a preseeded value, a
+    relay peer, the prompt, a form): a required question is never skipped;
+    a question closed to "Other" takes only its labels; and the approving
+    label is chosen alone, never with another (a multi-select approval:
+    "tick all" must not approve a plan along with "Request changes")."""
+    if custom and question.options and not question.allow_other:
+        return "the question takes no Other (allowOther is false): only one of its labels fits"
+    if question.required and not selected and not custom:
+        return "the question is required (required is true): a skip does not fit"
+    approve = question.approving_label
+    if approve is not None and len(selected) > 1 and approve in selected:
+        return f"the approving label {quote(approve)} is chosen alone, never with another label"
+    return None
 
 
 # Enough labels to spot a typo or a case mismatch; a 10,000-option list is cut.
@@ -138,3 +165,28 @@ def _bad(question: AskUserQuestionItem, source: str, value: AnswerValue, why: st
         "BAD_ANSWER",
         f"question {quote(question.id)}: the {source} answer {quote(value)} does not fit: {why}",
     )
+
+
+# --- userq confirm: yes and no in words ----------------------------------------
+# Every other question's answer is one of its labels, exactly: a label is the
+# answer value itself (what a script reads back and compares), so "prod" must
+# not pass for "Prod", or "y" for "Yes". A confirm is the one question whose
+# two answers are known to mean yes and no whatever their labels, so a
+# preseeded yes/no may say so in the usual words.
+_YES_WORDS = frozenset({"y", "yes", "true"})
+_NO_WORDS = frozenset({"n", "no", "false"})
+
+
+def confirm_answer(value: AnswerValue, yes: str, no: str) -> AnswerValue:
+    """A preseeded answer to ``userq confirm``, whose labels are ``yes`` and
+    ``no``: ``y``, ``yes``, ``true`` (any case) mean ``yes``; ``n``, ``no``,
+    ``false`` mean ``no``. An exact label stays itself, and any other value
+    is left to `fit_answer` as it is."""
+    if not isinstance(value, str) or value in (yes, no):
+        return value
+    word = value.lower()
+    if word in _YES_WORDS:
+        return yes
+    if word in _NO_WORDS:
+        return no
+    return value

@@ -13,7 +13,9 @@ rules (`server_endpoint` holds the other side's):
   caller's, or one made here, and an id still held is never sent twice;
 - a response carries the id of its ask; one without an id was an unreadable
   line, matched by the ``line`` it names to the ask, hello or other line
-  written there;
+  written there, and so is an error marked ``idInUse`` or naming another
+  line than its ask's (it answers a line whose id is that of an ask still
+  held, not that ask);
 - an ``error.code`` this version does not know is kept as a string (a newer
   userq may add codes; it must not break this one), and so are unknown
   fields, which are ignored;
@@ -30,6 +32,7 @@ import msgspec
 
 from .errors import UserQuestionError, quote
 from .framing import DEFAULT_MAX_LINE_BYTES, LineFramer, OversizedLine
+from .limits import MAX_AGENTS
 from .messages import (
     AgentId,
     AgentRegistration,
@@ -73,6 +76,8 @@ class Held(msgspec.Struct, eq=False):
     ask_id: str
     line: int
     question_ids: tuple[str, ...]
+    #: The id of the agent that asks, if any.
+    agent_id: str | None = None
     #: Withdrawn by `ClientEndpoint.cancel`: its response, when it comes,
     #: only acknowledges the cancel.
     cancelled: bool = False
@@ -160,10 +165,23 @@ class ClientEndpoint:
         if self._register_agents and request.agent is not None:
             agent = request.agent
             if self._agents.get(agent.id, ...) != agent.instance:
+                self._make_room_for(agent.id)
                 self.register(AgentRegistration(id=agent.id, instance=agent.instance))
-        held = Held(ask_id, self._write(data), tuple(q.id for q in request.questions))
+        agent_id = request.agent.id if request.agent is not None else None
+        held = Held(ask_id, self._write(data), tuple(q.id for q in request.questions), agent_id)
         self._held[ask_id] = held
         return held
+
+    def _make_room_for(self, agent_id: str) -> None:
+        """Registering agents as their asks come, this side would fill the
+        other side's table of agents (`MAX_AGENTS`): before registering one
+        more, an agent without an ask held there is unregistered."""
+        if agent_id in self._agents or len(self._agents) < MAX_AGENTS:
+            return
+        asking = {held.agent_id for held in self._held.values()}
+        idle = next((known for known in self._agents if known not in asking), None)
+        if idle is not None:
+            self.unregister(idle)
 
     def cancel(self, held: Held) -> None:
         """Withdraw a held ask: the other side ends it with ``ASK_ABORTED``."""
@@ -229,7 +247,7 @@ class ClientEndpoint:
                 raise ProtocolViolation(f"a hello nobody asked for: {_excerpt(data)}")
             self._hellos.popleft()
             return HelloReceived(response)
-        if response.id is None and isinstance(response, ErrorResponse):
+        if isinstance(response, ErrorResponse) and not self._ends_an_ask(response):
             return self._unreadable_line(response.error, data)
         held = self._held.pop(response.id, None) if response.id is not None else None
         if held is None:
@@ -238,6 +256,17 @@ class ClientEndpoint:
         if isinstance(response, ErrorResponse):
             return ErrorReceived(held, response.error)
         return AnswerReceived(held, response)
+
+    def _ends_an_ask(self, response: ErrorResponse) -> bool:
+        """Whether an error is the outcome of the held ask its id names, not
+        the refusal of a line: one without an id, one marked ``idInUse``, or
+        one naming another line than the ask's (a userq older than
+        ``idInUse``) answers a line whose id is that of an ask still held,
+        such as a cancel of it the other side could not read."""
+        if response.id is None or response.error.id_in_use:
+            return False
+        held, line = self._held.get(response.id), response.error.line
+        return held is None or line is None or line == held.line
 
     def _unreadable_line(self, error: ErrorBody, data: bytes) -> Event:
         """An error without an id: the line it names was unreadable there."""

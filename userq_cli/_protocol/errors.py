@@ -15,6 +15,11 @@ def quote(value: Any) -> str:
     return msgspec.json.encode(value).decode()
 
 
+def duration(seconds: float) -> str:
+    """A duration as messages word it: ``1 second``, ``0.5 seconds``."""
+    return f"{seconds:g} second" if seconds == 1 else f"{seconds:g} seconds"
+
+
 class UserQuestionError(Exception):
     """An ask that ended without an answer, with a stable ``code``."""
 

@@ -12,9 +12,14 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import Meta
 
+from .limits import MAX_AGENT_TEXT
+
 PROTOCOL_VERSION = 1
 
 NonEmpty = Annotated[str, Meta(min_length=1)]
+#: An agent's id, instance or owner: bounded, as every table a session fills.
+AgentText = Annotated[str, Meta(max_length=MAX_AGENT_TEXT)]
+AgentName = Annotated[str, Meta(min_length=1, max_length=MAX_AGENT_TEXT)]
 # A timeout of zero or less could only ever abort at once; reject it as a mistake.
 Seconds = Annotated[float, Meta(gt=0)]
 
@@ -40,7 +45,15 @@ class Message(
     - ``tag_field="type"``: requests and responses are tagged unions on
       ``type``, so one decoder picks the right struct without guessing.
     - unknown fields are ignored (msgspec's default) for forward compatibility:
-      a newer client may send fields this version does not know.
+      a newer client may send fields this version does not know. The
+      question's parts (`AskUserQuestionItem`, `AskUserQuestionOption`,
+      `AskUserQuestionIntent`) are the exception, as types: decoded straight
+      into them, an unknown field fails. That lets the one typed decode of an
+      ask also prove it has none, so the usual ask costs nothing for the
+      near-miss check (`multi_select` for ``multiSelect`` is refused, not
+      ignored); userq's reader (`validation.decode_request`) checks an ask
+      that has some for near misses and drops the rest, so on the wire they
+      are still ignored.
     - ``gc=False``: a message is a tree (decoded from JSON, or built to be
       encoded), never part of a reference cycle, so the garbage collector
       need not track it; every ask builds several (about 0.1 us less per
@@ -58,21 +71,21 @@ class Part(msgspec.Struct, kw_only=True, omit_defaults=True, rename="camel", gc=
 # --- questions -----------------------------------------------------------------
 
 
-class AskUserQuestionOption(Part, kw_only=True):
+class AskUserQuestionOption(Part, kw_only=True, forbid_unknown_fields=True):
     """One choice offered for a question."""
 
     label: NonEmpty
     description: str | None = None
 
 
-class AskUserQuestionIntent(Part, kw_only=True):
+class AskUserQuestionIntent(Part, kw_only=True, forbid_unknown_fields=True):
     """A presentation hint; ``kind`` selects it, unknown kinds render generically."""
 
     kind: NonEmpty
     approve: str | None = None
 
 
-class AskUserQuestionItem(Part, kw_only=True):
+class AskUserQuestionItem(Part, kw_only=True, forbid_unknown_fields=True):
     """One question of an ask."""
 
     id: NonEmpty
@@ -82,29 +95,42 @@ class AskUserQuestionItem(Part, kw_only=True):
     options: list[AskUserQuestionOption] | None = None
     multi_select: bool = False
     intent: AskUserQuestionIntent | None = None
+    #: A userq extension: the question cannot be skipped (an answer that
+    #: selects nothing and types nothing does not fit it).
+    required: bool = False
+    #: A userq extension: False offers no "Other" (free text instead of, or
+    #: beside, the options) on a question with options.
+    allow_other: bool = True
 
     @property
     def labels(self) -> list[str]:
         return [option.label for option in self.options or ()]
 
+    @property
+    def approving_label(self) -> str | None:
+        """The option that approves: the intent's ``approve`` (a
+        ``plan-review`` always names one), or None."""
+        intent = self.intent
+        return intent.approve if intent is not None else None
+
 
 class AgentRef(Part, kw_only=True):
     """The agent an ask comes from."""
 
-    id: NonEmpty
-    instance: str | None = None
+    id: AgentName
+    instance: AgentText | None = None
 
 
 class AgentRegistration(Part, kw_only=True):
     """A live agent; an ``owner`` marks it as a child that has no human to ask."""
 
-    id: NonEmpty
-    instance: str | None = None
-    owner: str | None = None
+    id: AgentName
+    instance: AgentText | None = None
+    owner: AgentText | None = None
 
 
 class AgentId(Part, kw_only=True):
-    id: NonEmpty
+    id: AgentName
 
 
 # --- requests (client -> userq) -------------------------------------------------
@@ -208,6 +234,10 @@ class ErrorBody(Part, kw_only=True):
     code: Code
     message: str
     line: int | None = None
+    #: The error answers its own line, whose ``id`` is that of an ask still
+    #: pending (an ask reusing the id, a malformed cancel of it, ...): it is
+    #: not that ask's outcome, which is still to come. Written only when true.
+    id_in_use: bool = False
 
 
 class ErrorResponse(Message, tag="error", kw_only=True):

@@ -29,9 +29,7 @@ _RESPONSE_PARTS = (
 
 
 def protocol_schema() -> dict[str, Any]:
-    (request, response), defs = msgspec.json.schema_components(
-        (Request, Response), ref_template="#/$defs/{name}"
-    )
+    (request, response), defs = _components((Request, Response))
     # The wire lets an ask omit "type" (it is the default request); msgspec's
     # tagged unions always require the tag, so relax it for asks alone.
     ask = defs["AskUserQuestionRequest"]
@@ -45,11 +43,26 @@ def protocol_schema() -> dict[str, Any]:
         "title": f"userq protocol v{PROTOCOL_VERSION}",
         "description": (
             "One JSON object per line. Requests (client -> userq) are Request;"
-            " responses (userq -> client) are Response. Unknown fields are ignored."
+            " responses (userq -> client) are Response. Unknown fields are ignored, except"
+            " in a question, option or intent a near miss of a known field's name (the"
+            " same but for case, '_' and '-', as multi_select for multiSelect), which is"
+            " BAD_REQUEST."
         ),
         "anyOf": [{"$ref": "#/$defs/Request"}, {"$ref": "#/$defs/Response"}],
         "$defs": dict(sorted(defs.items())),
     }
+
+
+def _components(types: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """msgspec's schema of ``types``, saying what the wire accepts: the
+    question's parts refuse unknown fields only to the typed decoder (see
+    `messages.Message`); on the wire they are ignored, so no part is closed
+    with ``additionalProperties: false``."""
+    schemas, defs = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
+    for struct in defs.values():
+        if struct.get("additionalProperties") is False:
+            del struct["additionalProperties"]
+    return schemas, defs
 
 
 def _absent_not_null(struct: dict[str, Any]) -> None:
@@ -72,9 +85,7 @@ def tool_input_schema() -> dict[str, Any]:
     from the same types as the protocol, with each question's ``id``
     optional (numbered q1, q2, ... by position). Inlined, without ``$ref``:
     some MCP clients hand a tool's schema to a model as it is."""
-    _, defs = msgspec.json.schema_components(
-        (AskUserQuestionRequest,), ref_template="#/$defs/{name}"
-    )
+    _, defs = _components((AskUserQuestionRequest,))
     item = defs["AskUserQuestionItem"]
     item["required"] = [name for name in item["required"] if name != "id"]
     item["properties"]["id"]["description"] = (

@@ -14,6 +14,7 @@ import msgspec
 
 from .errors import UserQuestionError, quote
 from .framing import Frame, Line, OversizedLine
+from .limits import MAX_AGENTS, MAX_PENDING_ASKS, MAX_PENDING_BYTES
 from .messages import (
     AgentRef,
     AgentRegistration,
@@ -38,6 +39,7 @@ from .validation import (
     decode_request,
     passes_stateless_checks,
 )
+from .visible import escape_unsafe_json
 
 
 class Ticket(msgspec.Struct, eq=False):
@@ -53,6 +55,8 @@ class Ticket(msgspec.Struct, eq=False):
     #: The line it came on, as sent, when the server keeps lines (`keep_lines`).
     data: bytes | None = None
     abort_reason: str | None = None
+    #: The length of its line, which counts towards `MAX_PENDING_BYTES`.
+    size: int = 0
 
 
 # Events are frozen msgspec Structs, for the reason given at `_framing.Line`.
@@ -102,12 +106,17 @@ class Server:
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
         self._pending_ids: dict[str, Ticket] = {}
+        self._pending_bytes = 0  # the sum of the pending tickets' sizes
         self._seq = 0
         # Responses without an id go out in arrival order: a client that sends
         # id-less asks can only match answers to asks by position.
         self._unnamed_order: deque[int] = deque()
         self._unnamed_ready: dict[int, bytes] = {}
         self._outgoing = bytearray()
+        #: The responses go to a terminal: the characters of `visible.UNSAFE`
+        #: in them (a peer's or an answerer's text) are written as their JSON
+        #: escapes, the same JSON, which the terminal shows as text.
+        self.for_terminal = False
 
     # --- input ------------------------------------------------------------
 
@@ -147,7 +156,7 @@ class Server:
                 [ticket] if ticket else [], f"cancelled by request {quote(request.id)}"
             )
         if isinstance(request, RegisterRequest):
-            self._agents[request.agent.id] = request.agent
+            return self._register(request.agent)
         elif isinstance(request, UnregisterRequest):
             self._agents.pop(request.agent.id, None)
             mine = [t for t in self._pending.values() if _agent_of(t) == request.agent.id]
@@ -181,13 +190,34 @@ class Server:
                 else:
                     self._respond_now(seq, line, ask_id, now)
                 return []
-        ticket = Ticket(seq, line, request, frame.data if self._keep_lines else None)
+        size = len(frame.data)
+        if self._pending and (
+            len(self._pending) >= MAX_PENDING_ASKS or self._pending_bytes + size > MAX_PENDING_BYTES
+        ):
+            self._respond_now(seq, line, ask_id, self._over_pending_limit(size))
+            return []
+        ticket = Ticket(seq, line, request, frame.data if self._keep_lines else None, size=size)
         self._pending[seq] = ticket
+        self._pending_bytes += size
         if ask_id is None:
             self._unnamed_order.append(seq)
         else:
             self._pending_ids[ask_id] = ticket
         return [StartAsk(ticket)]
+
+    def _over_pending_limit(self, size: int) -> BadLine:
+        """Checked last, just before an ask would wait: an ask answered at
+        once holds nothing, and is never refused for the others. Nor is an
+        ask when none waits: one ask is bounded by the line limit (the one
+        of ``userq review`` by its plan file's), the limits bound many."""
+        if len(self._pending) >= MAX_PENDING_ASKS:
+            held = f"{MAX_PENDING_ASKS} asks are pending, the most one session holds"
+        else:
+            held = (
+                f"the pending asks hold {self._pending_bytes} bytes, and this one's"
+                f" {size} would pass the {MAX_PENDING_BYTES}-byte limit of one session"
+            )
+        return BadLine(f"$: {held}; send it again once an ask has its response")
 
     def _validate(self, request: AskUserQuestionRequest) -> None:
         """Every check, in the order of the codes. (The usual ask passes
@@ -199,6 +229,33 @@ class Server:
         if request.agent is not None:
             self._check_caller(request.agent)
         check_intents(request)
+
+    def _register(self, agent: AgentRegistration) -> list[Event]:
+        """Record ``agent``; the asks of an incarnation it replaces end."""
+        earlier = self._agents.get(agent.id)
+        if earlier is None and len(self._agents) >= MAX_AGENTS:
+            raise BadLine(
+                f"$.agent.id: {MAX_AGENTS} agents are registered, the most one session"
+                " holds; unregister one first"
+            )
+        self._agents[agent.id] = agent
+        if earlier is None or earlier == agent:
+            return []  # new, or the same again: no earlier asks to end
+        owned = f" as owned by {quote(agent.owner)}" if agent.owner is not None else ""
+        return self._abort(
+            [t for t in self._pending.values() if self._asked_by_earlier(t, agent)],
+            f"agent {quote(agent.id)} was registered again{owned}"
+            f" (instance {_instance(agent.instance)}), which ends the asks of the one before",
+        )
+
+    def _asked_by_earlier(self, ticket: Ticket, agent: AgentRegistration) -> bool:
+        """Whether a pending ask came from an incarnation of ``agent`` that
+        its new registration replaces: one whose asks it would now refuse
+        (another instance, or an owner, so no human to ask)."""
+        caller = ticket.request.agent
+        if caller is None or caller.id != agent.id:
+            return False
+        return caller.instance != agent.instance or agent.owner is not None
 
     def _check_caller(self, agent: AgentRef) -> None:
         registered = self._agents.get(agent.id)
@@ -238,6 +295,7 @@ class Server:
         """Record how a started ask ended; its response is queued for sending."""
         if self._pending.pop(ticket.seq, None) is None:
             return  # already finished: only one response per ask, ever
+        self._pending_bytes -= ticket.size
         ask_id = ticket.request.id
         if ask_id is not None:
             del self._pending_ids[ask_id]
@@ -248,6 +306,8 @@ class Server:
     def data_to_send(self) -> bytes:
         data = bytes(self._outgoing)
         self._outgoing.clear()
+        if self.for_terminal:
+            return escape_unsafe_json(data.decode()).encode()
         return data
 
     def _respond_now(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
@@ -255,6 +315,13 @@ class Server:
         answered at once."""
         if ask_id is None:
             self._unnamed_order.append(seq)
+        elif ask_id in self._pending_ids and isinstance(outcome, UserQuestionError):
+            # Not the pending ask's outcome: a client that waits for the id
+            # must be able to tell (`ErrorBody.id_in_use`).
+            response = outcome.to_response(ask_id, line)
+            response.error.id_in_use = True
+            self._respond(seq, ask_id, response)
+            return
         self._respond_outcome(seq, line, ask_id, outcome)
 
     def _respond_outcome(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:

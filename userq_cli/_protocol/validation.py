@@ -9,6 +9,8 @@ BAD_INTENT.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, get_args
 
@@ -18,6 +20,7 @@ from .errors import UserQuestionError, quote
 from .messages import (
     AskUserQuestionIntent,
     AskUserQuestionItem,
+    AskUserQuestionOption,
     AskUserQuestionRequest,
     Request,
 )
@@ -102,7 +105,11 @@ def decode_request(data: bytes) -> Request:
     A typed decoder skips unknown fields: it checks that they are JSON, but
     neither their UTF-8 (checked here, first, for every line that is not
     ASCII) nor their meaning (a number too large for a double there is
-    accepted). Unknown fields are ignored, and that is all it takes.
+    accepted). Unknown fields are ignored, and that is all it takes, except
+    in a question, its options and its intent: their types refuse unknown
+    fields, so the one typed decode also proves that the usual ask has
+    none, and an ask with some is read again without them
+    (`_known_fields_only`, which refuses a near miss).
     """
     if not data.isascii():  # nearly free for the usual, ASCII, line
         _check_utf8(data)
@@ -120,18 +127,117 @@ def _check_utf8(data: bytes) -> None:
 
 
 def _parse_other(data: bytes) -> Request:
-    """A line that is not a valid ask: another request type, or a mistake."""
+    """A line that is not a valid ask: another request type, an ask with
+    unknown fields in its questions, or a mistake."""
     try:
         kind = _kind_decoder.decode(data).type
         if isinstance(kind, str) and kind in _OTHER_DECODERS:
             return _OTHER_DECODERS[kind].decode(data)
+        known = _known_fields_only(data)
+        if known is not data:
+            data = known
+            return _ask_decoder.decode(data)
     except (msgspec.DecodeError, RecursionError):
         pass  # worded below
     try:
         obj = decode_json(data)
     except Undecodable as exc:
-        raise BadLine(str(exc)) from None
+        raise BadLine(str(exc), top_level_id(data)) from None
     return convert_request(obj)
+
+
+# One JSON token, and the whitespace before it: a string (group 1), another
+# scalar (group 2), or punctuation (group 3). Possessive quantifiers: a string
+# that never ends must not cost a backtracking search.
+_TOKEN = re.compile(
+    rb'[ \t\n\r]*+(?:("(?:[^"\\\x00-\x1f]++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+")'
+    rb"|(-?(?:0|[1-9][0-9]*+)(?:\.[0-9]++)?(?:[eE][+-]?[0-9]++)?|true|false|null)"
+    rb"|([][{}:,]))"
+)
+_TRAILING_SPACE = re.compile(rb"[ \t\n\r]*+")
+# What may come next, in the grammar walk of `top_level_id`.
+_VALUE, _VALUE_OR_END, _KEY, _KEY_OR_END, _COLON, _COMMA_OR_END, _DONE = range(7)
+
+
+def top_level_id(data: bytes) -> str | None:
+    """The string ``id`` of a line that is a JSON object which msgspec could
+    not decode, or None: the protocol echoes the id whenever the line was a
+    JSON object with a string id, and JSON allows what msgspec refuses (a
+    lone surrogate escape, ``1e400``, an integer of 5,000 digits, nesting
+    beyond its thousand levels).
+
+    Checks the whole line against JSON's grammar, token by token with a
+    stack of its own (so no depth is too deep), and keeps the last value of
+    the top-level key ``id`` (duplicate keys: the last wins, as in a decoded
+    object). Only an unreadable line comes here: its cost is the line's."""
+    if not data.lstrip(b" \t\r\n").startswith(b"{"):
+        return None  # not an object: no id to find
+    open_brackets = bytearray()  # the containers the walk is in, innermost last
+    state, pos, key, found = _VALUE, 0, b"", None
+    while state != _DONE:
+        token = _TOKEN.match(data, pos)
+        if token is None:
+            return None
+        pos = token.end()
+        text, mark = token.group(1, 3)  # a string, punctuation; else a scalar
+        at_top = len(open_brackets) == 1
+        if text is not None and state in (_KEY, _KEY_OR_END):
+            key, state = (text if at_top else b""), _COLON
+            continue
+        if mark is None or mark in b"[{":  # a value
+            if state not in (_VALUE, _VALUE_OR_END):
+                return None
+            if at_top and _is_id(key):
+                found = _string(text) if text is not None else None
+            if mark is None:
+                state = _after_value(open_brackets)
+            else:
+                open_brackets += mark
+                state = _KEY_OR_END if mark == b"{" else _VALUE_OR_END
+            continue
+        after = _punctuation(mark, state, open_brackets)
+        if after is None:
+            return None
+        state = after
+    end = _TRAILING_SPACE.match(data, pos)
+    return found if end is not None and end.end() == len(data) else None
+
+
+def _punctuation(mark: bytes, state: int, open_brackets: bytearray) -> int | None:
+    """The state after ``:``, ``,`` or a closing bracket; None: not JSON."""
+    inner = open_brackets[-1:]
+    if mark == b":":
+        return _VALUE if state == _COLON else None
+    if mark == b",":
+        if state != _COMMA_OR_END:
+            return None
+        return _KEY if inner == b"{" else _VALUE
+    if mark == b"}":
+        closing = inner == b"{" and state in (_KEY_OR_END, _COMMA_OR_END)
+    else:
+        closing = inner == b"[" and state in (_VALUE_OR_END, _COMMA_OR_END)
+    if not closing:
+        return None
+    del open_brackets[-1]
+    return _after_value(open_brackets)
+
+
+def _after_value(open_brackets: bytearray) -> int:
+    return _COMMA_OR_END if open_brackets else _DONE
+
+
+def _is_id(key: bytes) -> bool:
+    return key == b'"id"' or (b"\\" in key and _string(key) == "id")
+
+
+def _string(token: bytes) -> str | None:
+    """A JSON string token's text; None for one msgspec cannot hold (a lone
+    surrogate), which could not be echoed either."""
+    try:
+        value = _decoder.decode(token)
+    except msgspec.DecodeError:
+        return None
+    return value if isinstance(value, str) else None
 
 
 def convert_request(obj: Any) -> Request:
@@ -143,10 +249,137 @@ def convert_request(obj: Any) -> Request:
     if kind not in _REQUEST_TYPES:
         expected = ", ".join(_REQUEST_TYPES)
         raise BadLine(f"$.type: unknown request type {quote(kind)} (expected {expected})", ask_id)
+    if kind == "ask":  # as `_parse_other` reads a line
+        obj = _decoder.decode(_known_fields_only(_encoder.encode(obj)))
     try:
         return msgspec.convert(obj, _REQUEST_STRUCTS[kind])
     except msgspec.ValidationError as exc:
         raise BadLine(format_validation_error(exc), ask_id) from None
+
+
+def _fold(name: str) -> str:
+    """A field name as a near miss is compared: case and ``_``/``-`` ignored."""
+    return name.lower().replace("_", "").replace("-", "")
+
+
+class _Fields:
+    """The wire names of a struct's fields, read off the type (so a field
+    added to it is covered at once), and each by its folded form."""
+
+    def __init__(self, struct: type[msgspec.Struct]) -> None:
+        fields = msgspec.structs.fields(struct)
+        self.names = frozenset(field.encode_name for field in fields)
+        self.by_fold = {_fold(name): name for name in self.names}
+
+
+_QUESTION_FIELDS = _Fields(AskUserQuestionItem)
+_OPTION_FIELDS = _Fields(AskUserQuestionOption)
+_INTENT_FIELDS = _Fields(AskUserQuestionIntent)
+
+
+_loose_object = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_loose_objects = msgspec.json.Decoder(list[dict[str, msgspec.Raw]])
+_loose_array = msgspec.json.Decoder(list[msgspec.Raw])
+_encoder = msgspec.json.Encoder()
+
+
+def _known_fields_only(data: bytes) -> bytes:
+    """The ask on line ``data`` without the unknown fields of its questions,
+    options and intents (their types refuse them, see `Message`), or
+    ``data`` itself when it has none. Values are kept as the JSON they are:
+    an unknown field is not read (it may hold ``1e400``), and any part
+    that is not shaped as the protocol says is left for the decoder to word.
+
+    A field whose name is a known one but for case, ``_`` and ``-`` (a near
+    miss: ``multi_select``, ``MultiSelect``, ``Header``) is BAD_REQUEST, not
+    ignored: a harness that misspells ``multiSelect`` must not get a
+    single-select question in silence."""
+    ask = _loose(_loose_object, data)
+    questions = _objects(ask.get("questions")) if ask else None
+    if not questions:
+        return data
+    id_value = _loose(_decoder, ask["id"]) if "id" in ask else None
+    ask_id = id_value if isinstance(id_value, str) else None
+    changed = False
+    for index, question in enumerate(questions):
+        if isinstance(question, dict) and _drop_question_fields(question, index, ask_id):
+            questions[index] = msgspec.Raw(_encoder.encode(question))
+            changed = True
+    if not changed:
+        return data
+    ask["questions"] = msgspec.Raw(_encoder.encode(questions))
+    return _encoder.encode(ask)
+
+
+def _drop_question_fields(question: dict[str, Any], index: int, ask_id: str | None) -> bool:
+    """`_known_fields_only` for one question, its options and its intent:
+    whether a field was dropped. Each part's keys are checked in C first
+    (`_all_known`); a path is worded, and a part encoded again, only where
+    a field is dropped."""
+    dropped = False
+    if not _all_known([question], _QUESTION_FIELDS):
+        _drop_unknown(question, _QUESTION_FIELDS, f"$.questions[{index}]", ask_id)
+        dropped = True
+    options = _objects(question.get("options"))
+    if options and not _all_known(options, _OPTION_FIELDS):
+        for number, option in enumerate(options):
+            if isinstance(option, dict) and not _all_known([option], _OPTION_FIELDS):
+                where = f"$.questions[{index}].options[{number}]"
+                _drop_unknown(option, _OPTION_FIELDS, where, ask_id)
+                options[number] = msgspec.Raw(_encoder.encode(option))
+        question["options"] = msgspec.Raw(_encoder.encode(options))
+        dropped = True
+    intent = _loose(_loose_object, question.get("intent"))
+    if isinstance(intent, dict) and not _all_known([intent], _INTENT_FIELDS):
+        _drop_unknown(intent, _INTENT_FIELDS, f"$.questions[{index}].intent", ask_id)
+        question["intent"] = msgspec.Raw(_encoder.encode(intent))
+        dropped = True
+    return dropped
+
+
+def _all_known(parts: list[Any], known: _Fields) -> bool:
+    """Whether every key of these objects is a known field; False also when
+    one of them is not an object (a mistake, which the decoder words)."""
+    try:
+        return known.names.issuperset(itertools.chain.from_iterable(parts))
+    except TypeError:  # not an object: not iterable
+        return False
+
+
+def _objects(raw: msgspec.Raw | None) -> list[Any] | None:
+    """The array ``raw``, its objects decoded (`_loose`), other items left as
+    they are; None when it is not an array. In one call when every item is
+    an object, as in every ask but a mistaken one."""
+    every = _loose(_loose_objects, raw)
+    if every is not None or raw is None:
+        return every  # type: ignore[no-any-return]
+    items = _loose(_loose_array, raw)
+    if items is None:
+        return None
+    return [_loose(_loose_object, item) or item for item in items]  # an item as it is
+
+
+def _loose(decoder: msgspec.json.Decoder[Any], raw: msgspec.Raw | bytes | None) -> Any:
+    """``raw`` decoded, or None when there is nothing, or it is not that shape."""
+    if raw is None:
+        return None
+    try:
+        return decoder.decode(raw)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+def _drop_unknown(fields: dict[str, Any], known: _Fields, path: str, ask_id: str | None) -> None:
+    """Drop the unknown ``fields``; BAD_REQUEST for a near miss."""
+    for name in [name for name in fields if name not in known.names]:
+        right = known.by_fold.get(_fold(name))
+        if right is not None:
+            raise BadLine(
+                f"{path}.{name}: unknown field {quote(name)}; the field is spelled"
+                f" {quote(right)} (field names are exact)",
+                ask_id,
+            )
+        del fields[name]
 
 
 def format_validation_error(exc: msgspec.ValidationError) -> str:
@@ -251,6 +484,17 @@ def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent
         )
     if intent.kind == "plan-review" and intent.approve is None:
         return f"plan-review intent on question {quote(question.id)} has no approve"
+    if (
+        intent.approve is not None
+        and not question.allow_other
+        and question.labels == [intent.approve]
+    ):
+        # Approving is a deliberate choice among others; here a human could
+        # only approve, or dismiss the question.
+        return (
+            f"approve {quote(intent.approve)} is the only choice of question"
+            f" {quote(question.id)}, which takes no Other: give an option that declines"
+        )
     return None
 
 

@@ -44,6 +44,26 @@ _BLANK_LETTERS_AND_SEPARATORS = "\u115f\u1160\u3164\uffa0\u2028\u2029"
 
 UNSAFE = re.compile(f"[{_CONTROLS}{_FORMAT}{_BLANK_LETTERS_AND_SEPARATORS}]")
 
+
+def escape_unsafe_json(line: str) -> str:
+    """A JSON text with each `UNSAFE` character written as its ``\\u``
+    escape: the same JSON, which a terminal shows as text. Such characters
+    can only be inside strings (everything else in JSON is printable ASCII,
+    and whitespace between tokens is left alone)."""
+    return UNSAFE.sub(_json_escape, line)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if char in " \t\n\r":
+        return char  # whitespace between tokens: a string has these escaped
+    code = ord(char)
+    if code > 0xFFFF:  # a surrogate pair, as JSON writes it
+        code -= 0x10000
+        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return f"\\u{code:04x}"
+
+
 #: Characters that change nothing or almost nothing on screen and stay raw
 #: (emoji need them): variation selectors, the combining grapheme joiner and
 #: the Mongolian variation selectors. A label differing from another only in

@@ -22,6 +22,8 @@ class ExitStatus(IntEnum):
     ABORTED = 4
     #: The human dismissed the prompt (ASK_CANCELLED).
     CANCELLED = 5
+    #: ``ask``: the question was skipped (answered with nothing).
+    SKIPPED = 6
     #: EX_SOFTWARE: a bug in userq, always.
     SOFTWARE = 70
     #: 128 + SIGINT: Ctrl-C at a prompt typer or the shell owns.

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from .._answerers.chain import Chain
+from .._gc_pause import gc_paused
 from .._protocol.framing import LineFramer
 from .._protocol.server_endpoint import Server
 from .serve_at_once import serve_at_once
@@ -34,9 +35,10 @@ def serve(
     stopped = serve_at_once(server, framer, read, sink)
     if isinstance(stopped, int):
         return stopped
-    import asyncio
+    with gc_paused():  # a big import
+        import asyncio
 
-    from .serve_loop import ServeLoop
+        from .serve_loop import ServeLoop
 
     loop = ServeLoop(
         server,

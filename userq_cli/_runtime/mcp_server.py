@@ -79,7 +79,9 @@ give `options` (each a `label` and an optional `description`) when the answer \
 is a choice, `multiSelect: true` when several may be chosen, and no options \
 for free text. The option labels ARE the answer values: the result lists the \
 labels chosen (`selected`) and any text typed instead (`custom`); an empty \
-`selected` without `custom` means the human skipped the question.
+`selected` without `custom` means the human skipped the question. \
+`required: true` makes a question one the human cannot skip; \
+`allowOther: false` takes only the option labels, no typed text.
 
 To ask for approval of a plan, put the whole plan in `detail` and set \
 `intent` to {"kind": "plan-review", "approve": "<the label that approves>"}, \

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable
 from functools import partial
 
 from .._answerers.chain import ASK_DEADLINE, ASK_LINE, Chain, TerminalHungUp
-from .._protocol.errors import UserQuestionError
+from .._protocol.errors import UserQuestionError, duration
 from .._protocol.framing import Frame, LineFramer
 from .._protocol.messages import AskUserQuestionAnswer
 from .._protocol.server_endpoint import AbortAsk, Event, Server, StartAsk, Ticket
@@ -161,7 +161,8 @@ class ServeLoop:
             async with asyncio.timeout(seconds):
                 return await self._chain.run(ticket.request)
         except TimeoutError:
-            return UserQuestionError("ASK_ABORTED", f"no answer within {seconds:g} seconds")
+            assert seconds is not None  # only a timeout times out
+            return UserQuestionError("ASK_ABORTED", f"no answer within {duration(seconds)}")
         except asyncio.CancelledError:
             # Only this loop cancels ask tasks, always through an AbortAsk.
             return aborted(ticket)

@@ -1,0 +1,227 @@
+"""No single keystroke approves (issue 15, item 1), through a real pty.
+
+The sweep: every key a person could hit by accident (each printable ASCII
+character, every control character, Enter, Space, Tab, Esc, the arrows and
+the other editing keys) as the *first* key on a fresh plan review: none
+approves. A process per key costs half a second; instead one ``userq`` takes
+the reviews one after another, each only once the last one has ended (the
+response is read first), and each key goes to a review whose own question is
+on screen with no response yet, so it is that fresh review's first key. The
+same write ends the review with Ctrl-C, which cancels from any state one key
+can reach (list, filter, Other field) and never approves; if the key ended
+the review itself, the Ctrl-C is typeahead that the next review discards
+before it is drawn.
+
+The question is the one ``userq review`` builds (tests below check that
+command's own prompt directly, for the keys a person is most likely to hit).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from processes import USERQ
+from ptyterm import (
+    CTRL_C,
+    DOWN,
+    END,
+    ENTER,
+    ESC,
+    HOME,
+    LEFT,
+    PGDN,
+    PGUP,
+    RIGHT,
+    SHIFT_TAB,
+    TAB,
+    UP,
+    P,
+    Session,
+    Term,
+)
+
+APPROVE = "Approve"
+PLAN = "# Plan\n\n1. Migrate the database\n2. Deploy\n3. Check the dashboards\n"
+#: Keys that are escape sequences, by name.
+SEQUENCES = {
+    "Up": UP,
+    "Down": DOWN,
+    "Left": LEFT,
+    "Right": RIGHT,
+    "Home": HOME,
+    "End": END,
+    "PgUp": PGUP,
+    "PgDn": PGDN,
+    "Shift-Tab": SHIFT_TAB,
+    "Delete": "\x1b[3~",
+    "Insert": "\x1b[2~",
+    "F1": "\x1bOP",
+}
+#: Every single key: printable ASCII, every control character (Ctrl-@ to
+#: Ctrl-_, which are also Tab, Enter, Ctrl-J and Esc) and DEL (Backspace),
+#: then the escape sequences.
+KEYS: dict[str, str] = {
+    **{repr(chr(code)): chr(code) for code in range(0x20, 0x7F)},
+    **{f"Ctrl-{chr(code + 0x40)}": chr(code) for code in range(0x20)},
+    "Backspace": "\x7f",
+    **SEQUENCES,
+}
+FIGURE = "single keys tried as the first key of a fresh approval, none approving"
+
+
+def review_question(number: int, **extra: Any) -> dict[str, Any]:
+    """What ``userq review plan.md`` asks, numbered so the screen shows which."""
+    return {
+        "id": "review",
+        "question": f"Approve plan {number}?",
+        "header": "Plan",
+        "detail": PLAN,
+        "options": [{"label": APPROVE}, {"label": "Request changes"}],
+        "intent": {"kind": "plan-review", "approve": APPROVE},
+        **extra,
+    }
+
+
+def generic_approval(number: int, **extra: Any) -> dict[str, Any]:
+    """An approval that is no plan review: shown as a generic list."""
+    return {
+        "id": "go",
+        "question": f"Go ahead {number}?",
+        "detail": "Deploys to production.",
+        "options": [{"label": "Yes"}, {"label": "No"}],
+        "intent": {"kind": "confirm", "approve": "Yes"},
+        **extra,
+    }
+
+
+def approved(response: dict[str, Any], label: str) -> bool:
+    return response.get("type") == "answer" and label in response["answers"][0]["selected"]
+
+
+def sweep(
+    tmp_path: Path,
+    keys: dict[str, str],
+    question: Callable[[int], dict[str, Any]],
+    label: str,
+) -> list[str]:
+    """Each key as the first key of a fresh ask of ``question``: the names
+    of the keys that approved it."""
+    approving = []
+    with Session(tmp_path, "--answerers", "tty", rows=30, cols=100) as session:
+        for number, (name, key) in enumerate(keys.items()):
+            session.send({"id": f"r{number}", "questions": [question(number)]})
+            session.term.wait_for_all(question(number)["question"], "Esc cancel")
+            assert not session.pending(), f"{name}: the ask ended before its first key"
+            session.term.child.send(key + CTRL_C)
+            response = session.read()
+            assert response.get("id") == f"r{number}", response
+            if approved(response, label):
+                approving.append(name)
+        # The sweep would see an approval: Up onto the approving row, Enter.
+        session.send({"id": "control", "questions": [question(len(keys))]})
+        session.term.wait_for_all(question(len(keys))["question"], "Esc cancel")
+        session.term.press(UP)
+        session.term.wait_for(f"{P} 1.")
+        session.term.press(ENTER)
+        assert approved(session.read(), label)
+    return approving
+
+
+def halves(keys: dict[str, str]) -> list[dict[str, str]]:
+    """Two halves, so that pytest-xdist can run them side by side."""
+    items = list(keys.items())
+    middle = len(items) // 2
+    return [dict(items[:middle]), dict(items[middle:])]
+
+
+@pytest.mark.parametrize("keys", halves(KEYS), ids=["keys-1", "keys-2"])
+def test_no_single_key_approves_a_plan_review(
+    tmp_path: Path, keys: dict[str, str], tally: Callable[..., None]
+) -> None:
+    approving = sweep(tmp_path, keys, review_question, APPROVE)
+    assert not approving, f"these keys approved the plan at once: {approving}"
+    for _ in keys:
+        tally(FIGURE, question="plan review")
+
+
+@pytest.mark.parametrize("keys", halves(KEYS), ids=["keys-1", "keys-2"])
+def test_no_single_key_approves_a_generic_approval(
+    tmp_path: Path, keys: dict[str, str], tally: Callable[..., None]
+) -> None:
+    approving = sweep(tmp_path, keys, generic_approval, "Yes")
+    assert not approving, f"these keys approved at once: {approving}"
+    for _ in keys:
+        tally(FIGURE, question="generic approval")
+
+
+# --- the commands themselves ----------------------------------------------------------
+
+
+def run_command(tmp_path: Path, command: str, *keys: str) -> tuple[int, str]:
+    """``command`` on a pty; ``keys`` typed in one write once its prompt is
+    up (so that a Ctrl-C after a key that ended the prompt is typeahead, not
+    a signal); the exit status and what it printed."""
+    out = tmp_path / "out.txt"
+    term = Term(f"{command} > {out}")
+    try:
+        term.wait_for("Esc cancel")
+        term.child.send("".join(keys))
+        return term.wait_exit(), out.read_text()
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize("key", ["1", ENTER, "a", " "], ids=["1", "Enter", "a", "Space"])
+def test_userq_review_first_key_never_approves(tmp_path: Path, key: str) -> None:
+    plan = tmp_path / "plan.md"
+    plan.write_text(PLAN)
+    status, printed = run_command(tmp_path, f"{shlex.quote(USERQ)} review {plan}", key, CTRL_C)
+    assert status != 0 and APPROVE not in printed
+
+
+def test_userq_review_digit_points_at_approve_then_enter_approves(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.md"
+    plan.write_text(PLAN)
+    term = Term(f"{shlex.quote(USERQ)} review {plan}")
+    try:
+        term.wait_for(f"{P} 2. ✘ Request changes")
+        term.press("1")
+        term.wait_for_all(f"{P} 1. ✔ Approve", "A number never approves")
+        term.press(TAB, ENTER)  # any other key first: Enter then approves
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+
+
+def test_userq_confirm_starts_on_no(tmp_path: Path) -> None:
+    command = f"{shlex.quote(USERQ)} confirm 'Delete 3 build directories?'"
+    term = Term(command)
+    try:
+        screen = term.wait_for("Esc cancel")
+        assert f"{P} 2. No" in screen
+        assert "o. Other" not in screen and "skip" not in screen  # required, closed
+        term.press(ENTER)
+        assert term.wait_exit() == 1
+    finally:
+        term.close()
+
+
+@pytest.mark.parametrize("key", ["1", "y", " ", TAB, ESC], ids=["1", "y", "Space", "Tab", "Esc"])
+def test_userq_confirm_first_key_never_says_yes(tmp_path: Path, key: str) -> None:
+    command = f"{shlex.quote(USERQ)} confirm 'Delete 3 build directories?'"
+    status, _ = run_command(tmp_path, command, key, CTRL_C)
+    assert status != 0
+
+
+def test_userq_confirm_default_yes_starts_on_yes(tmp_path: Path) -> None:
+    term = Term(f"{shlex.quote(USERQ)} confirm 'Deploy?' --default yes")
+    try:
+        term.wait_for(f"{P} 1. Yes")
+        term.press(ENTER)
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
