@@ -107,10 +107,9 @@ def test_a_relay_that_cannot_start_is_reported_once() -> None:
 
 
 def test_serve_says_nothing_of_a_relay_that_cannot_start_while_others_answer() -> None:
-    ask = '{"id":"r1","questions":[{"id":"q","question":"?","options":[{"label":"a"}]}]}\n'
-    result = userq(
-        "--answerers", "relay,defaults", "--relay", "nonexistent-userq-peer", stdin=ask * 3
-    )
+    ask = '{"id":"r%d","questions":[{"id":"q","question":"?","options":[{"label":"a"}]}]}\n'
+    asks = "".join(ask % n for n in range(3))
+    result = userq("--answerers", "relay,defaults", "--relay", "nonexistent-userq-peer", stdin=asks)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.count('"selected":["a"]') == 3
 

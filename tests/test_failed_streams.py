@@ -4,9 +4,9 @@ about it (exit status 141).
 
 stdout, stderr or both are /dev/full (every write fails with ENOSPC) while
 userq is idle between asks (each answered at once), holds an answer
-pending, or has the prompt up on a pty; in each case an ask also goes to a relay that cannot be started,
-whose diagnostic is a stderr write (the holding answerer behind it then
-answers it).
+pending, or has the prompt up on a pty; in each case an ask also goes to a relay that cannot be started
+and on to the holding answerer behind it, which writes a diagnostic to stderr
+as it answers (HOLD_SAY).
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def run(stream: str, held: bool, stdout: int) -> tuple[int, bytes]:
             env=clean_env(
                 {
                     "USERQ_ANSWER_Q": "A",
+                    "HOLD_SAY": "1",
                     "HOLD_CONTROL_FD": str(control_read),
                     "HOLD_STATUS_FD": str(status_write),
                 }
@@ -113,22 +114,26 @@ def test_with_no_stream_failing_the_same_run_answers_every_ask() -> None:
     out = LineReader(read_end).responses(30)
     os.close(read_end)
     assert code == 0 and {r["id"] for r in out} == {"at-once", "held", "relayed"}
-    assert b"cannot be started" in errors
+    assert b"hold: released relayed" in errors and b"hold: released held" in errors
 
 
 @pytest.mark.parametrize("stream", STREAMS)
 def test_a_failed_stream_loses_no_response_with_the_prompt_up(
     tmp_path: Path, stream: str, tally: Callable[..., None]
 ) -> None:
-    # The relay's diagnostic is written, then the prompt comes up; the human
-    # answers, and the answer is written.
+    # The prompt comes up; the human answers, recording the answer fails (its
+    # directory is gone), which is said on stderr; and the answer is written.
     redirects = {"stdout": ">/dev/full", "stderr": "2>/dev/full", "both": ">/dev/full 2>&1"}
     program = ["sh", "-c", f'exec "$0" "$@" {redirects[stream]}', USERQ]
+    gone = tmp_path / "gone"
+    gone.mkdir()
     args = ("serve", "--answerers", "relay,tty", "--relay", "/nonexistent")
+    args += ("--record", str(gone / "answers.json"))
     # fd 3 keeps the pty's slave open, as stderr on it would.
     with Session(tmp_path, *args, program=program, prelude="exec 3<&0;") as session:
         session.send(ask("r1", question("c", "On screen?", "Red", "Blue")))
         session.term.wait_for("2. Blue")
+        gone.rmdir()
         session.term.press("2")
         session.close_stdin()
         out = session.read_all()
@@ -138,5 +143,7 @@ def test_a_failed_stream_loses_no_response_with_the_prompt_up(
         assert [(r["id"], r["answers"][0]["selected"]) for r in out] == [("r1", ["Blue"])]
     else:
         assert status == 141 and out == []
+    if stream == "stdout":  # stderr is the terminal: the diagnostic was written
+        assert "cannot write --record" in session.term.text
     assert "Traceback" not in session.term.text
     tally(FIGURE, stream=stream, state="prompt up")
