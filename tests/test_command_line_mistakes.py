@@ -58,6 +58,8 @@ def usage_error(result: subprocess.CompletedProcess[str]) -> str:
         # ended as an internal error when the request was written.
         (["confirm", "Go\udcff?"], "'QUESTION': not UTF-8 text (byte 0xff)"),
         (["ask", "Pick", "-o", "a\udcfe"], "'-o' / '--option': not UTF-8 text (byte 0xfe)"),
+        # Once accepted, and an internal error at the prompt's countdown.
+        (["ask", "Pick", "-o", "a", "--timeout", "inf"], "'--timeout': must be a finite number"),
     ],
 )
 def test_a_mistake_on_the_command_line_is_a_usage_error(args: list[str], expected: str) -> None:
