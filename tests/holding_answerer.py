@@ -11,6 +11,10 @@ talks to it over two pipes named by environment variables:
   every open question of that ask gets the value (default: its first label,
   or the text "held" when it has no options).
 
+With ``HOLD_SAY=1`` it writes ``hold: released <ask-id>`` to stderr, through
+userq's own diagnostics writer, as each ask is released: a diagnostic in the
+middle of a session, as a real answerer's would be.
+
 ``HOLD_CONTROL_PATH`` and ``HOLD_STATUS_PATH`` name FIFOs to use instead, for
 a holding userq that runs as a relay's peer.
 """
@@ -26,6 +30,7 @@ from typing import Any
 
 from userq_cli._answerers.chain import Answerer
 from userq_cli._answerers.config import ChainConfig
+from userq_cli._answerers.diagnostics import say
 from userq_cli._protocol.answer_values import AnswerValue, parse_value
 from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 
@@ -70,6 +75,8 @@ class HoldingAnswerer(Answerer):
             raise
         finally:
             self._held.pop(key, None)
+        if os.environ.get("HOLD_SAY") == "1":
+            say(f"hold: released {key}")
         return {q.id: _value_for(q, value) for q in open_questions}
 
     def why_not(self, question_ids: Sequence[str]) -> str:

@@ -218,3 +218,12 @@ def loaded_modules(
         check=False,
     )
     return loaded_names(result.stderr.decode()), result.stdout
+
+
+def process_state(pid: int) -> str | None:
+    """The state letter /proc gives ``pid`` (R, S, Z, ...); None once it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[0]

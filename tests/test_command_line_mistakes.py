@@ -58,6 +58,8 @@ def usage_error(result: subprocess.CompletedProcess[str]) -> str:
         # ended as an internal error when the request was written.
         (["confirm", "Go\udcff?"], "'QUESTION': not UTF-8 text (byte 0xff)"),
         (["ask", "Pick", "-o", "a\udcfe"], "'-o' / '--option': not UTF-8 text (byte 0xfe)"),
+        # Once accepted, and an internal error at the prompt's countdown.
+        (["ask", "Pick", "-o", "a", "--timeout", "inf"], "'--timeout': must be a finite number"),
     ],
 )
 def test_a_mistake_on_the_command_line_is_a_usage_error(args: list[str], expected: str) -> None:
@@ -107,10 +109,9 @@ def test_a_relay_that_cannot_start_is_reported_once() -> None:
 
 
 def test_serve_says_nothing_of_a_relay_that_cannot_start_while_others_answer() -> None:
-    ask = '{"id":"r1","questions":[{"id":"q","question":"?","options":[{"label":"a"}]}]}\n'
-    result = userq(
-        "--answerers", "relay,defaults", "--relay", "nonexistent-userq-peer", stdin=ask * 3
-    )
+    ask = '{"id":"r%d","questions":[{"id":"q","question":"?","options":[{"label":"a"}]}]}\n'
+    asks = "".join(ask % n for n in range(3))
+    result = userq("--answerers", "relay,defaults", "--relay", "nonexistent-userq-peer", stdin=asks)
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.count('"selected":["a"]') == 3
 

@@ -60,9 +60,15 @@ def test_tick_all_never_ticks_the_approving_option() -> None:
 
 
 def test_the_approving_option_is_ticked_alone() -> None:
-    # Ticking it unticks the others; ticking another unticks it.
-    assert answer(MULTI_PLAN, "2", "3", "1", ENTER, ENTER) == {"plan": Answer(("Approve",))}
-    assert answer(MULTI_PLAN, "1", "2", ENTER) == {"plan": Answer(("Revise",))}
+    # Ticking it (Space) unticks the others; ticking another unticks it.
+    assert answer(MULTI_PLAN, "2", "3", "1", " ", ENTER) == {"plan": Answer(("Approve",))}
+    assert answer(MULTI_PLAN, "1", " ", "2", ENTER) == {"plan": Answer(("Revise",))}
+
+
+def test_a_digit_never_ticks_the_approving_option() -> None:
+    # "1" only points at it: the human's ticks stay, and the Enter typed
+    # after the digit out of habit is ignored; the next submits the ticks.
+    assert answer(MULTI_PLAN, "2", "3", "1", ENTER, ENTER) == {"plan": Answer(("Revise", "Split"))}
 
 
 # --- required -------------------------------------------------------------------------

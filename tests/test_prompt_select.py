@@ -167,7 +167,7 @@ TWELVE_MULTI = options("m", *(f"o{n}" for n in range(1, 13)), multiSelect=True)
         (("1",), "o1"),  # alone, after the half second
         (("1", ENTER), "o1"),  # Enter ends the number
         (("0", "1", "1"), "o11"),  # a leading 0 is nothing
-        (("1", "9"), "o9"),  # no row 19: the 9 starts a new number
+        (("1", "9", "3"), "o3"),  # no row 19: the number is dropped, the 3 is new
         (("1", DOWN, ENTER), "o2"),  # another key drops the number, the cursor stays
     ],
 )
@@ -191,6 +191,13 @@ def test_numbers_past_9_reopen_an_answer_at_the_review() -> None:
     answers = answer(batch, *["1"] * 12, "1", "1", "2", ENTER, ENTER)
     assert answers["q11"] == Answer(("b",))
     assert all(answers[f"q{n}"] == Answer(("a",)) for n in range(1, 13) if n != 11)
+
+
+def test_a_number_past_the_last_row_picks_nothing() -> None:
+    thirty = options("q", *(f"o{n}" for n in range(1, 31)))
+    # 3 waits for a second digit; 35 is no row: nothing is picked (it once
+    # picked row 5), the cursor stays on row 3, and Enter then chooses it.
+    assert answer(thirty, "3", "5", ENTER) == {"q": Answer(("o3",))}
 
 
 def test_a_digit_past_the_last_row_does_nothing() -> None:

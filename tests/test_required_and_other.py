@@ -65,7 +65,9 @@ def test_ask_skipped_exits_6_also_with_json() -> None:
     assert json.loads(result.stdout)["answers"] == [{"id": "ask", "selected": []}]
 
 
-@pytest.mark.parametrize("answer", ["null", "[]", "{}", '{"custom": ""}', ""])
+@pytest.mark.parametrize(
+    "answer", ["null", "[]", "{}", '{"custom": ""}', "", "   ", '{"custom": " \\t"}']
+)
 def test_ask_required_refuses_every_way_to_skip(answer: str) -> None:
     result = userq("ask", "Name?", "--required", env={"USERQ_ANSWER_ASK": answer})
     assert (result.returncode, code_of(result)) == (2, "BAD_ANSWER"), result.stderr

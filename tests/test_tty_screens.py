@@ -388,3 +388,22 @@ def test_the_readme_key_table_says_what_the_footers_say() -> None:
     assert esc["the pager"] == "back to the question"
     assert "dismiss the request" in esc["a list, a text field, the review"]
     assert "everywhere" not in esc
+
+
+@pytest.mark.parametrize("flags", ["", " --plain"], ids=["full-screen", "plain"])
+def test_a_timeout_too_far_off_to_count_down_shows_none(tmp_path: Path, flags: str) -> None:
+    # A year or more is no countdown: 1e300 seconds once drew a clock of
+    # 300 digits, and an infinite one (inf on the command line, now refused)
+    # crashed the prompt with an internal error.
+    source = tmp_path / "far.jsonl"
+    source.write_text(json.dumps(ask("far", question("q", "Pick one", "a", "b"), timeout=1e300)))
+    out = tmp_path / "answers.jsonl"
+    term = Term(f"{shlex.quote(USERQ)}{flags} < {source} > {out}")
+    try:
+        screen = term.wait_for("2. b" if not flags else "2) b")
+        assert "left" not in screen and "withdrawn" not in screen
+        term.press("2", ENTER) if flags else term.press("2")
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert json.loads(out.read_text())["answers"] == [{"id": "q", "selected": ["b"]}]

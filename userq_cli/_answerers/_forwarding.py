@@ -46,6 +46,7 @@ class Forwarding(Answerer):
         self._retired: list[PeerStream] = []  # stopped, perhaps not yet finished
         # Made on first use: an event loop exists only once a question is here.
         self._starting: asyncio.Lock | None = None  # two first questions, one peer
+        self._connecting: asyncio.Future[PeerStream] | None = None
         self._unreachable: str | None = None
         self._declined = Reasons()  # the peer's NO_PROVIDER messages
 
@@ -101,8 +102,23 @@ class Forwarding(Answerer):
         once this returns."""
         import asyncio
 
+        if self._connecting is not None:
+            with contextlib.suppress(Exception):
+                await self._connecting  # a peer still starting is stopped too
+            self._keep(self._connecting)
         peers = [*self._retired, *([self._peer] if self._peer else [])]
         await asyncio.gather(*(peer.aclose() for peer in peers))
+
+    def _keep(self, connecting: asyncio.Future[PeerStream]) -> None:
+        """A peer whose ask was withdrawn while it started is kept, for the
+        next ask or for `aclose` to stop."""
+        if connecting.cancelled() or connecting.exception() is not None:
+            return
+        peer = connecting.result()
+        if self._peer is None:
+            self._peer = peer
+        elif peer is not self._peer and peer not in self._retired:
+            self._retired.append(peer)
 
     @property
     def _live_peer(self) -> PeerStream | None:
@@ -120,8 +136,15 @@ class Forwarding(Answerer):
             if self._peer is not None:
                 self._retired = [p for p in self._retired if not p.finished] + [self._peer]
                 self._peer = None
+            self._connecting = asyncio.ensure_future(self._connect())
             try:
-                self._peer = await self._connect()
+                # Shielded: a start cut short (the ask withdrawn by a signal)
+                # would leave the process behind, and Python 3.11 then waits
+                # for its pipes, which a child of the peer may hold for long.
+                self._peer = await asyncio.shield(self._connecting)
+            except asyncio.CancelledError:
+                self._connecting.add_done_callback(self._keep)
+                raise
             except NotReached as exc:
                 self._unreachable = str(exc)
                 return None

@@ -51,6 +51,16 @@ def remaining_seconds() -> float | None:
     return None if deadline is None else deadline - time.monotonic()
 
 
+class TerminalHungUp(UserQuestionError):
+    """ASK_ABORTED because the terminal went away under the prompt (an ssh
+    connection dropped): the serve loop then stops as on the SIGHUP that
+    comes with a hang-up, whichever it sees first, so the exit status is 129
+    either way."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("ASK_ABORTED", message)
+
+
 class Answerer(ABC):
     """Base of every answerer. The chain calls only what is declared here;
     the hooks with a body are optional, and their defaults are what an

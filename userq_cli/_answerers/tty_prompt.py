@@ -28,7 +28,7 @@ from .._gc_pause import gc_paused
 from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from .chain import ASK_DEADLINE, Answerer
+from .chain import ASK_DEADLINE, Answerer, TerminalHungUp
 from .config import ChainConfig, TerminalHold
 from .diagnostics import say
 
@@ -312,8 +312,8 @@ class TtyAnswerer(Answerer):
             # that usually comes with it would give. Declining instead would
             # let a later answerer (a policy) answer what a human was asked.
             say(f"the terminal went away: {exc!r}")
-            raise UserQuestionError(
-                "ASK_ABORTED", "the terminal went away while the question was on screen"
+            raise TerminalHungUp(
+                "the terminal went away while the question was on screen"
             ) from None
         finally:
             self._on_screen = None

@@ -19,7 +19,7 @@ from .._answerers.registry import MCP_DEFAULT_ORDER
 from .._runtime.exit_status import ExitStatus
 from .._version import __version__
 from .lean_typer import LeanTyper
-from .options import ChainOptions, SocketOption, chain_options
+from .options import ChainOptions, SocketOption, chain_options, positive_seconds
 from .question_commands import COMMANDS, OrderedOptionsCommand
 from .serve_command import run_serve
 
@@ -151,7 +151,7 @@ def mcp(
         typer.Option(
             "--keepalive",
             metavar="SECONDS",
-            callback=lambda value: _positive_seconds(value),
+            callback=lambda value: positive_seconds(value),
             help="While a call waits for a human, send the client a progress"
             " notification this often, for clients that reset their timeout on"
             " progress [default: 10].",
@@ -179,12 +179,6 @@ def mcp(
     from .mcp_command import run_mcp_command
 
     raise typer.Exit(run_mcp_command(ChainOptions.given(ctx), keepalive, dict(os.environ)))
-
-
-def _positive_seconds(value: float) -> float:
-    if not value > 0:
-        raise typer.BadParameter("must be a number of seconds > 0")
-    return value
 
 
 @app.command()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -50,7 +51,7 @@ TimeoutOption = Annotated[
     typer.Option(
         "--timeout",
         metavar="SECONDS",
-        callback=lambda value: _positive(value),
+        callback=lambda value: positive_seconds(value),
         help="Default per-ask timeout; an ask's own timeout wins [default: none].",
     ),
 ]
@@ -114,9 +115,11 @@ DefaultsOption = Annotated[
 ]
 
 
-def _positive(value: float | None) -> float | None:
-    if value is not None and not value > 0:
-        raise typer.BadParameter("must be a number of seconds > 0")
+def positive_seconds(value: float | None) -> float | None:
+    """The check of every option that takes seconds (``--timeout``,
+    ``--keepalive``)."""
+    if value is not None and not 0 < value < math.inf:
+        raise typer.BadParameter("must be a finite number of seconds > 0")
     return value
 
 

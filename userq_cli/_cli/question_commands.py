@@ -370,8 +370,11 @@ def _print(outcome: Outcome, json_output: bool, labels: bool) -> None:
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
-    except BrokenPipeError:
-        pass  # the reader left; the exit status still tells the outcome
+    except OSError:
+        # The reader left, or stdout was the terminal that went away (EIO):
+        # the exit status still tells the outcome. Given up for good, or
+        # Python's own flush at exit would fail again (status 120).
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (stdout for the rest of the run)
 
 
 def _for_terminal(text: str, json_output: bool) -> str:

@@ -19,7 +19,7 @@ def run_serve(options: ChainOptions, environ: Mapping[str, str]) -> int:
     ``environ`` (a copy of os.environ); the exit status."""
     from .._runtime.chain_server import chain_server
     from .._runtime.handover import serve
-    from .._runtime.stdio import fd_sink, read_chunk
+    from .._runtime.stdio import FdSink, read_chunk
 
     if sys.stdin is None:
         print(
@@ -43,18 +43,24 @@ def run_serve(options: ChainOptions, environ: Mapping[str, str]) -> int:
     server = chain_server(chain, __version__)
     server.for_terminal = os.isatty(sys.stdout.fileno())  # someone reads them there
     framer = LineFramer(options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
-    sink = fd_sink(sys.stdout.fileno())
+    sink = FdSink(sys.stdout.fileno())
     if share is not None:
         # Typed requests: the terminal's reader steps aside for the prompt,
         # which only the event loop can arrange.
         import asyncio
 
+        from .._runtime.handover import loop_sink
         from .._runtime.serve_loop import ServeLoop
         from .._runtime.terminal_share import terminal_source
 
         source = terminal_source(stdin, share)
         loop = ServeLoop(
-            server, chain, framer=framer, default_timeout=options.timeout, source=source, sink=sink
+            server,
+            chain,
+            framer=framer,
+            default_timeout=options.timeout,
+            source=source,
+            sink=loop_sink(sink),
         )
         return asyncio.run(loop.run())
     return serve(

@@ -8,6 +8,8 @@ underline), and every state that colour would show also has a glyph.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import time
 import weakref
 from collections.abc import Callable, Iterable
@@ -258,10 +260,38 @@ async def run(app: Application[T]) -> T:
             loop.default_exception_handler(context)
 
     loop.set_exception_handler(end_prompt)
+    resumed = _on_resume(loop, app)
     try:
         return await app.run_async(handle_sigint=False, set_exception_handler=False)
     finally:
+        resumed()
         loop.set_exception_handler(previous)
+
+
+def _on_resume(loop: asyncio.AbstractEventLoop, app: Application[Any]) -> Callable[[], None]:
+    """For the prompt's lifetime, SIGCONT redraws it in raw mode; the undo.
+
+    A SIGTSTP from outside (``kill -TSTP``; a shell's Ctrl-Z never reaches a
+    raw terminal as a signal) stops userq without the prompt knowing; the
+    shell then takes the terminal back in canonical mode, and ``fg`` leaves
+    it so: keys would echo and wait for Enter under a stale screen."""
+
+    def resume() -> None:
+        if app.is_running:
+            app.input.raw_mode().__enter__()  # the prompt's own exit restores the terminal
+            app.renderer.reset()
+            app.invalidate()
+
+    try:
+        loop.add_signal_handler(signal.SIGCONT, resume)
+    except (RuntimeError, ValueError):
+        return lambda: None  # not the main thread's loop: no signals here
+
+    def undo() -> None:
+        with contextlib.suppress(RuntimeError):
+            loop.remove_signal_handler(signal.SIGCONT)
+
+    return undo
 
 
 def bind(

@@ -88,9 +88,12 @@ class RequestInfo(msgspec.Struct):
         return origin(self.agent, self.via)
 
     def seconds_left(self) -> float | None:
+        """Seconds before the timeout; None without one, or with one too far
+        off to count down (``--timeout inf`` has no whole seconds to show)."""
         if self.deadline is None:
             return None
-        return max(self.deadline - time.monotonic(), 0.0)
+        left = self.deadline - time.monotonic()
+        return None if left > COUNTDOWN_HORIZON else max(left, 0.0)
 
     def time_left(self) -> tuple[int, int, int]:
         """Hours, minutes and seconds before the timeout (rounded up)."""
@@ -330,6 +333,8 @@ class _Flow:
         return out
 
 
+#: A timeout further off than this (a year) is shown as none.
+COUNTDOWN_HORIZON = 366 * 24 * 3600
 #: Under this many seconds left, the countdown is a warning.
 LAST_MINUTE = 60
 #: How long after the turn of a second the countdown redraws.

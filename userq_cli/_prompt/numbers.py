@@ -7,8 +7,9 @@ acts at once, as every digit does on a list of up to 9 rows. Otherwise the
 cursor shows the row so far, and the number is acted on at Enter (which
 only completes it: ``1``, Enter is row 1, nothing more) or after
 `NUMBER_GAP` without a key. Any other key drops the number: the cursor
-stays on the row it showed, nothing is picked. A digit past the last row
-starts a new number, or is ignored when no row has it either.
+stays on the row it showed, nothing is picked. A digit that takes the
+number past the last row (``3``, ``5`` in a list of 30) drops it too: a
+mistyped number picks nothing, rather than a row nobody asked for.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ class NumberEntry:
         self._stop_timer()
         rows = self._rows()
         typed = (self.typed + digit).lstrip("0")
-        if typed and int(typed) > rows:  # past the last row: a new number starts
-            typed = digit.lstrip("0") if int(digit) <= rows else ""
+        if typed and int(typed) > rows:  # past the last row: nothing is picked
+            typed = ""
         self.typed = typed
         if not typed:
             return

@@ -62,7 +62,7 @@ async def _ask_all(
         term.write(f"Question{'s' * (len(questions) > 1)} from {clean(who)}\n")
     if waiting:
         term.write(f"({waiting})\n")
-    if info.deadline is not None:
+    if info.seconds_left() is not None:
         # Once: appended text cannot count down, and a screen reader would
         # read every tick aloud.
         units = zip(info.time_left(), ("hour", "minute", "second"), strict=True)

@@ -38,6 +38,7 @@ EMPTY_MULTI_WARNING = (
 )
 REQUIRED_MULTI_WARNING = "Nothing is ticked. This question must be answered: Space ticks an option."
 POINTED_HINT = "A number never approves: press Enter on this option to approve."
+POINTED_MULTI_HINT = "A number never ticks the approving option: press Space to tick it."
 
 
 class SelectState(msgspec.Struct):
@@ -181,8 +182,9 @@ class _Select:
     def _message(self) -> StyleAndTextTuples:
         if self.numbers.typed:
             return [("class:hint", f"{self.numbers.typed}{NUMBER_HINT}")]
-        if self.state.pointed and not self.list.multi:
-            return [("class:warning", POINTED_HINT)]
+        if self.state.pointed:
+            hint = POINTED_MULTI_HINT if self.list.multi else POINTED_HINT
+            return [("class:warning", hint)]
         if not self.state.warned:
             return []
         required = self.question.required
@@ -314,17 +316,18 @@ class _Select:
         item = self.list.items[index]
         if item.other:
             return
-        if self.list.multi:
-            self.list.cursor = position
-            self.list.toggle(index)
         if item.approves:
-            # A number never approves: it points at the approving option (or
-            # ticks it); Enter then approves. An Enter typed right after the
-            # number, out of habit, is ignored (EnterGuard).
+            # A number never approves, nor ticks the approving option (which
+            # would untick the rest): it points at it; Enter (or Space, on a
+            # multi-select) then does. An Enter typed right after the number,
+            # out of habit, is ignored (EnterGuard).
             self.list.cursor = position
             self.state.pointed = True
             picked(get_app())
-        elif not self.list.multi:
+        elif self.list.multi:
+            self.list.cursor = position
+            self.list.toggle(index)
+        else:
             picked(get_app())  # and moved on: see EnterGuard
             self.ctx.nav.submit(Answer((item.label,)))
 

@@ -128,7 +128,8 @@ def answer_problem(
     "tick all" must not approve a plan along with "Request changes")."""
     if custom and question.options and not question.allow_other:
         return "the question takes no Other (allowOther is false): only one of its labels fits"
-    if question.required and not selected and not custom:
+    if question.required and not selected and not (custom and not custom.isspace()):
+        # White space alone is no answer, as at the prompt, where it is empty.
         return "the question is required (required is true): a skip does not fit"
     approve = question.approving_label
     if approve is not None and len(selected) > 1 and approve in selected:

@@ -5,13 +5,17 @@ loop (`serve_loop`), which goes on from where the first stopped."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING
 
 from .._answerers.chain import Chain
 from .._gc_pause import gc_paused
 from .._protocol.framing import LineFramer
 from .._protocol.server_endpoint import Server
 from .serve_at_once import serve_at_once
-from .stdio import Sink
+from .stdio import FdSink, Sink
+
+if TYPE_CHECKING:
+    from .loop_stdout import LoopStdout
 
 
 def serve(
@@ -42,6 +46,13 @@ def serve(
         framer=framer,
         default_timeout=default_timeout,
         source=rest(),
-        sink=sink,
+        sink=loop_sink(sink),
     )
     return asyncio.run(loop.run(stopped))
+
+
+def loop_sink(sink: Sink) -> Sink | LoopStdout:
+    """The event loop's way to the same output: stdout must not block the loop."""
+    from .loop_stdout import LoopStdout
+
+    return LoopStdout(sink.fd) if isinstance(sink, FdSink) else sink

@@ -46,10 +46,8 @@ from .chain_options import ChainOptions
 from .chain_server import chain_server
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
 from .serve_loop import ServeLoop
+from .stdio import WRITE_BACKLOG
 
-# Responses buffered for a client that does not read, before its requests
-# stop being read: a client cannot make the listener hold unbounded output.
-_WRITE_BACKLOG = 1 << 20
 # Sessions at once: each may queue questions for the one human, and holds a
 # descriptor; far more than people use, few enough to stay clear of EMFILE.
 MAX_SESSIONS = 64
@@ -215,7 +213,7 @@ async def _chunks(
     with contextlib.suppress(ConnectionError):
         while data := await reader.read(READ_CHUNK):
             yield data
-            if writer.transport.get_write_buffer_size() > _WRITE_BACKLOG:
+            if writer.transport.get_write_buffer_size() > WRITE_BACKLOG:
                 await writer.drain()  # read on once the client has read
 
 

@@ -63,6 +63,7 @@ from .._version import __version__
 from .chain_options import ChainOptions
 from .chain_server import chain_server
 from .exit_status import ExitStatus
+from .loop_stdout import LoopStdout
 from .serve_loop import ServeLoop, fd_source
 
 TOOL_NAME = "ask_user_question"
@@ -202,8 +203,12 @@ class McpFront:
             # A call's message holds its ask and the JSON-RPC around it: twice
             # the ask's limit leaves room for any escaping the client chose.
             stdin = _StdinLines(2 * self._max_bytes)
-            async with stdio_server(stdin=stdin) as (read, write):
-                await mcp.run(read, write, mcp.create_initialization_options())
+            stdout = _StdoutLines()
+            try:
+                async with stdio_server(stdin=stdin, stdout=stdout) as (read, write):
+                    await mcp.run(read, write, mcp.create_initialization_options())
+            finally:
+                stdout.give_back()
         except* (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the client closed its end (both pipes, say): it went away
 
@@ -416,6 +421,38 @@ class _StdinLines(anyio.AsyncFile[str]):
         for frame in self._framer.close():
             if isinstance(frame, Line):
                 yield frame.data.decode("utf-8", "replace") + "\n"
+
+
+class _StdoutLines(anyio.AsyncFile[str]):
+    """stdout for the SDK's stdio transport, written by the event loop
+    (`LoopStdout`) as the client reads it.
+
+    The SDK writes stdout in a worker thread that no cancel can stop: a
+    client that does not read would keep `userq mcp` alive after a signal.
+    Here a write that waits is a coroutine, which the signal's stop cancels.
+    As the SDK does for its own stdout, fd 1 points at stderr meanwhile, so
+    that stray output cannot reach the wire."""
+
+    def __init__(self) -> None:
+        self._wire = os.dup(1)
+        os.dup2(2, 1)
+        # The file is only what AsyncFile wraps; the lines go to the wire's fd.
+        super().__init__(io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
+        self._out = LoopStdout(self._wire)
+
+    async def write(self, text: str) -> int:
+        self._out(text.encode())
+        await self._out.room()
+        return len(text)
+
+    async def flush(self) -> None:
+        await self._out.drain(asyncio.Event())  # never stopped: until all is out
+        self._out(b"")  # raises the OSError that ended writing, if one did
+
+    def give_back(self) -> None:
+        """fd 1 is the wire again."""
+        os.dup2(self._wire, 1)
+        os.close(self._wire)
 
 
 class _OneLine(logging.Formatter):

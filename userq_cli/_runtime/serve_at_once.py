@@ -25,7 +25,7 @@ from .._protocol.framing import Frame, LineFramer
 from .._protocol.server_endpoint import Server, StartAsk, Ticket
 from .chain_server import aborted
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
-from .stdio import Sink, write_responses
+from .stdio import FdSink, Sink, write_responses
 
 
 class Handover(msgspec.Struct):
@@ -46,7 +46,7 @@ def serve_at_once(
     answers at once: `chain_server`); the exit status, or the handover at
     the first ask that must wait. No ask is ever pending between two lines
     here, so there is nothing to abort when a signal or EPIPE ends the run."""
-    stop = _StopSignals()
+    stop = _StopSignals(sink.stop_soon if isinstance(sink, FdSink) else None)
     previous = {signum: signal.signal(signum, stop.caught) for signum in STOP_SIGNALS}
     outcome = _serve_with(stop, server, framer, read, sink)
     if isinstance(outcome, int):
@@ -77,7 +77,7 @@ def _serve_with(
         # and always before the next read might block (or a prompt wait):
         # a client waiting for one answer gets it without writing more.
         if not write_responses(sink, server.data_to_send()):
-            return ExitStatus.STDOUT_CLOSED
+            return stop.status or ExitStatus.STDOUT_CLOSED
         if handover is not None and stop.status:
             # A signal came while this read was answered or written: the ask
             # that would wait is aborted, as the event loop would abort it.
@@ -111,15 +111,19 @@ class _Stopped(Exception):
 class _StopSignals:
     """SIGINT, SIGTERM and SIGHUP end the run with 128+N. The first one wins,
     as in the event loop. It breaks a blocking read at once; anywhere else it
-    is only noted, and the loop stops after writing what it has, so no
-    response line is ever cut in half."""
+    is only noted, and the loop stops after writing what it has, unless
+    stdout takes nothing of it for STOP_GRACE (`FdSink`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_stop: Callable[[], None] | None) -> None:
         self.status = 0
         self.reason = ""
         self._in_read = False
+        # A write waiting on stdout gives up if stdout then stays stuck.
+        self._on_stop = on_stop
 
     def caught(self, signum: int, frame: FrameType | None) -> None:
+        if self._on_stop is not None:
+            self._on_stop()
         if not self.status:
             self.status = stopped_by(signum)
             self.reason = f"userq got {signal.Signals(signum).name}"

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
-from .._answerers.chain import ASK_DEADLINE, ASK_LINE, Chain
+from .._answerers.chain import ASK_DEADLINE, ASK_LINE, Chain, TerminalHungUp
 from .._protocol.errors import UserQuestionError, duration
 from .._protocol.framing import Frame, LineFramer
 from .._protocol.messages import AskUserQuestionAnswer
 from .._protocol.server_endpoint import AbortAsk, Event, Server, StartAsk, Ticket
 from .chain_server import aborted, internal_error
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .loop_stdout import LoopStdout
 from .serve_at_once import Handover
-from .stdio import read_chunk, write_responses
+from .stdio import read_chunk, tell_write_failure, write_responses
 
 # Chunks read ahead of the parser. Bounding them is what keeps an oversized
 # line from being held in memory while the framer drops it.
@@ -40,17 +42,22 @@ class ServeLoop:
         framer: LineFramer,
         default_timeout: float | None,
         source: AsyncIterator[bytes],
-        sink: Callable[[bytes], None],
+        sink: Callable[[bytes], None] | LoopStdout,
     ) -> None:
         """``source`` yields request bytes (stdin after a handover, the
         terminal, or a `userq listen` connection); ``sink`` takes response
-        bytes and may raise OSError (BrokenPipeError: nobody reads them)."""
+        bytes and may raise OSError (BrokenPipeError: nobody reads them).
+        A `LoopStdout` sink is drained before `run` returns."""
         self._server = server
         self._chain = chain
         self._framer = framer
         self._default_timeout = default_timeout
         self._source = source
         self._sink = sink
+        self._stdout = sink if isinstance(sink, LoopStdout) else None
+        if self._stdout is not None:
+            self._stdout.on_failure = self._stdout_failed
+        self._stopped = asyncio.Event()
         self._tasks: dict[Ticket, asyncio.Task[None]] = {}
         self._exit_status = 0
         self._reading: asyncio.Task[None] | None = None
@@ -64,7 +71,11 @@ class ServeLoop:
                 signum, self.stop, stopped_by(signum), f"userq got {signum.name}"
             )
         try:
-            return await self.serve(handover)
+            await self.serve(handover)
+            if self._stdout is not None:
+                # A stop signal wins over a reader that does not read.
+                await self._stdout.drain(self._stopped)
+            return self._exit_status
         finally:
             await self._chain.aclose()  # a relay's peer must not outlive userq
 
@@ -96,6 +107,8 @@ class ServeLoop:
         async for chunk in self._source:
             for frame in self._framer.feed(chunk):
                 await self._receive(frame)
+            if self._stdout is not None:
+                await self._stdout.room()
         for frame in self._framer.close():
             await self._receive(frame)
 
@@ -153,6 +166,12 @@ class ServeLoop:
         except asyncio.CancelledError:
             # Only this loop cancels ask tasks, always through an AbortAsk.
             return aborted(ticket)
+        except TerminalHungUp as error:
+            # After this ask's own response: the others end as on SIGHUP.
+            asyncio.get_running_loop().call_soon(
+                self.stop, stopped_by(signal.SIGHUP), "the terminal hung up"
+            )
+            return error
         except UserQuestionError as error:
             return error
         except Exception as exc:  # an answerer bug must not take the other asks down
@@ -172,14 +191,22 @@ class ServeLoop:
         if not data:
             return
         if not write_responses(self._sink, data):
-            self._sink = _discard
-            self.stop(ExitStatus.STDOUT_CLOSED, "stdout was closed")
+            self._closed_stdout()
+
+    def _stdout_failed(self, exc: OSError) -> None:
+        tell_write_failure(exc)
+        self._closed_stdout()
+
+    def _closed_stdout(self) -> None:
+        self._sink = _discard
+        self.stop(ExitStatus.STDOUT_CLOSED, "stdout was closed")
 
     def stop(self, status: int, reason: str) -> None:
         """Read no more; abort every pending ask with ``reason``. The first
         status given is the one `serve` returns."""
         if self._exit_status == 0:
             self._exit_status = status
+        self._stopped.set()
         if self._reading is not None:
             self._reading.cancel()
         self._handle(self._server.abort_all(reason))

@@ -1,0 +1,49 @@
+"""The terminal going away under a prompt (an ssh connection dropped), with
+stderr on that terminal too (issue 14, item 1): every pending ask still gets
+its response line on stdout, and the exit status is SIGHUP's, in both prompt
+modes; ``userq confirm`` says 129, never "no" (1).
+"""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from processes import USERQ
+from ptyterm import Session, Term, ask, error_code, question
+
+MODES = {"full-screen": [], "plain": ["--plain"]}
+FIGURE = "terminal dropped under a prompt, stderr on it: responses lost 0, exit 129"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_serve_answers_every_pending_ask_when_the_terminal_drops(
+    tmp_path: Path, mode: str, tally: Callable[..., None]
+) -> None:
+    with Session(tmp_path, "serve", "--answerers", "tty", *MODES[mode]) as session:
+        session.send(ask("r1", question("c", "On screen?", "Red", "Blue")))
+        session.send(ask("r2", question("c", "Queued?", "Red", "Blue")))
+        session.term.wait_for("On screen?")
+        session.term.hang_up()
+        got = {r["id"]: error_code(r) for r in session.read_all(timeout=15)}
+        # The one queued behind it may also have found no terminal first.
+        assert got["r1"] == "ASK_ABORTED" and got["r2"] in ("ASK_ABORTED", "NO_PROVIDER")
+        assert len(got) == 2
+        assert session.term.reap() == 128 + signal.SIGHUP
+    tally(FIGURE, command="serve", mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_confirm_is_sighup_not_no_when_the_terminal_drops(
+    mode: str, tally: Callable[..., None]
+) -> None:
+    term = Term(f"exec {USERQ} confirm 'Deploy?' {' '.join(MODES[mode])}")
+    try:
+        term.wait_for("Deploy?")
+        term.hang_up()
+        assert term.reap() == 128 + signal.SIGHUP
+    finally:
+        term.close()
+    tally(FIGURE, command="confirm", mode=mode)
