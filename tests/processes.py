@@ -65,6 +65,24 @@ def run_userq(
     )
 
 
+def run_command(
+    *args: str, env: Mapping[str, str] | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """One command line of userq (``ask``, ``confirm``, ``review``, ...) as a
+    shell script runs it, in text, with no terminal: only env and files can
+    answer."""
+    return subprocess.run(
+        [USERQ, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=clean_env(env),
+        start_new_session=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def responses(result: subprocess.CompletedProcess[bytes]) -> list[dict[str, Any]]:
     return [json.loads(line) for line in result.stdout.decode().splitlines()]
 

@@ -8,24 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from processes import USERQ, clean_env
+from processes import run_command
 
 ZERO_WIDTH_SPACE = "\u200b"
-
-
-def userq(
-    *args: str, env: dict[str, str] | None = None, stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [USERQ, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=clean_env(env),
-        start_new_session=True,  # no terminal: only env and files can answer
-        timeout=60,
-        check=False,
-    )
 
 
 def usage_error(result: subprocess.CompletedProcess[str]) -> str:
@@ -64,7 +49,7 @@ def usage_error(result: subprocess.CompletedProcess[str]) -> str:
 )
 def test_a_mistake_on_the_command_line_is_a_usage_error(args: list[str], expected: str) -> None:
     answers = {"USERQ_ANSWER_ASK": "a", "USERQ_ANSWER_CONFIRM": "Yes", "USERQ_ANSWER_": "a"}
-    line = usage_error(userq(*args, env=answers, stdin="# Plan\n"))
+    line = usage_error(run_command(*args, env=answers, stdin="# Plan\n"))
     assert expected in line
 
 
@@ -72,28 +57,28 @@ def test_a_mistake_on_the_command_line_is_a_usage_error(args: list[str], expecte
 def test_an_empty_plan_is_a_usage_error(tmp_path: Path, plan: str) -> None:
     answered = {"USERQ_ANSWER_REVIEW": "Approve"}  # an empty plan must not be approved
     (tmp_path / "plan.md").write_text(plan)
-    from_file = userq("review", str(tmp_path / "plan.md"), env=answered)
+    from_file = run_command("review", str(tmp_path / "plan.md"), env=answered)
     assert "Invalid value for PLAN-FILE: the plan is empty" in usage_error(from_file)
-    from_stdin = userq("review", "-", env=answered, stdin=plan)
+    from_stdin = run_command("review", "-", env=answered, stdin=plan)
     assert "Invalid value for PLAN-FILE: the plan is empty" in usage_error(from_stdin)
 
 
 def test_protocol_errors_keep_their_wording() -> None:
     # Not typed on the command line: the preseeded answer is the protocol's business.
-    result = userq("ask", "Pick", "-o", "a", env={"USERQ_ANSWER_ASK": "b"})
+    result = run_command("ask", "Pick", "-o", "a", env={"USERQ_ANSWER_ASK": "b"})
     assert result.returncode == 2
     assert result.stderr.startswith("userq: BAD_ANSWER: ")
 
 
 def test_a_review_on_defaults_is_not_told_about_confirm() -> None:
-    result = userq("review", "-", "--defaults", stdin="# Plan\n")
+    result = run_command("review", "-", "--defaults", stdin="# Plan\n")
     assert result.returncode == 3
     assert "defaults: an approval is never answered by policy" in result.stderr
     assert "confirm" not in result.stderr
 
 
 def test_a_confirm_on_defaults_is_told_how_to_answer_it() -> None:
-    result = userq("confirm", "Go?", "--defaults")
+    result = run_command("confirm", "Go?", "--defaults")
     assert result.returncode == 3
     assert '"Yes" is an approval' not in result.stderr  # the wording below, whole
     assert 'defaults: its yes ("Yes") is an approval, never answered by policy' in result.stderr
@@ -101,7 +86,7 @@ def test_a_confirm_on_defaults_is_told_how_to_answer_it() -> None:
 
 
 def test_a_relay_that_cannot_start_is_reported_once() -> None:
-    result = userq("ask", "Pick", "-o", "a", "--relay", "nonexistent-userq-peer")
+    result = run_command("ask", "Pick", "-o", "a", "--relay", "nonexistent-userq-peer")
     assert result.returncode == 3
     [line] = result.stderr.splitlines()
     assert line.startswith("userq: NO_PROVIDER: ")
@@ -111,7 +96,9 @@ def test_a_relay_that_cannot_start_is_reported_once() -> None:
 def test_serve_says_nothing_of_a_relay_that_cannot_start_while_others_answer() -> None:
     ask = '{"id":"r%d","questions":[{"id":"q","question":"?","options":[{"label":"a"}]}]}\n'
     asks = "".join(ask % n for n in range(3))
-    result = userq("--answerers", "relay,defaults", "--relay", "nonexistent-userq-peer", stdin=asks)
+    result = run_command(
+        "--answerers", "relay,defaults", "--relay", "nonexistent-userq-peer", stdin=asks
+    )
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.count('"selected":["a"]') == 3
 
@@ -120,6 +107,6 @@ def test_serve_says_nothing_of_a_relay_that_cannot_start_while_others_answer() -
 def test_a_timeout_is_worded_in_the_singular_or_plural(timeout: str, words: str) -> None:
     # A relay peer that never answers holds the ask until the timeout.
     never = "sh -c 'exec sleep 30'"
-    result = userq("ask", "Pick", "-o", "a", "--timeout", timeout, "--relay", never)
+    result = run_command("ask", "Pick", "-o", "a", "--timeout", timeout, "--relay", never)
     assert result.returncode == 4
     assert result.stderr == f"userq: ASK_ABORTED: no answer within {words}\n"

@@ -4,26 +4,13 @@ of its labels, exactly. Through the installed executable, with real files."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from processes import USERQ, clean_env
+from processes import run_command
 
 YES, NO = 0, 1  # userq confirm's exit statuses
 BAD_ANSWER = 2
-
-
-def userq(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [USERQ, *args],
-        capture_output=True,
-        text=True,
-        env=clean_env(env),
-        start_new_session=True,  # no terminal: only env and files can answer
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
@@ -35,13 +22,13 @@ def userq(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_confirm_takes_yes_and_no_in_words(word: str, status: int) -> None:
-    result = userq("confirm", "Go?", env={"USERQ_ANSWER_CONFIRM": word})
+    result = run_command("confirm", "Go?", env={"USERQ_ANSWER_CONFIRM": word})
     assert (result.returncode, result.stdout, result.stderr) == (status, "", "")
 
 
 @pytest.mark.parametrize("word", ["yes", "Y", "true"])
 def test_the_words_name_the_yes_label_whatever_it_is(word: str) -> None:
-    result = userq(
+    result = run_command(
         "confirm",
         "Ship?",
         "--yes",
@@ -59,15 +46,16 @@ def test_the_words_in_an_answers_file_and_in_the_answers_map(tmp_path: Path) -> 
     answers = tmp_path / "answers.toml"
     answers.write_text('[answers]\ngo = "YES"\n')
     assert (
-        userq("confirm", "Go?", "--id", "go", "--answers", str(answers), env={}).returncode == YES
+        run_command("confirm", "Go?", "--id", "go", "--answers", str(answers), env={}).returncode
+        == YES
     )
-    mapped = userq("confirm", "Go?", "--id", "go", env={"USERQ_ANSWERS": '{"go": "False"}'})
+    mapped = run_command("confirm", "Go?", "--id", "go", env={"USERQ_ANSWERS": '{"go": "False"}'})
     assert mapped.returncode == NO
 
 
 @pytest.mark.parametrize("value", ["yeah", "1", "ok", " yes", '["yes"]', "Yes please"])
 def test_anything_else_is_still_a_bad_answer(value: str) -> None:
-    result = userq("confirm", "Go?", env={"USERQ_ANSWER_CONFIRM": value})
+    result = run_command("confirm", "Go?", env={"USERQ_ANSWER_CONFIRM": value})
     assert result.returncode == BAD_ANSWER
     assert result.stderr.startswith("userq: BAD_ANSWER: ")
 
@@ -81,30 +69,12 @@ def test_anything_else_is_still_a_bad_answer(value: str) -> None:
 )
 def test_every_other_question_takes_its_labels_exactly(args: list[str]) -> None:
     env = {"USERQ_ANSWER_ASK": "yes", "USERQ_ANSWER_REVIEW": "yes"}
-    result = subprocess.run(
-        [USERQ, *args],
-        input="# Plan\n",
-        capture_output=True,
-        text=True,
-        env=clean_env(env),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_command(*args, env=env, stdin="# Plan\n")
     assert result.returncode == BAD_ANSWER
     assert 'the env answer "yes" does not fit' in result.stderr
 
 
 def test_serve_takes_labels_exactly_on_a_yes_no_question() -> None:
     ask = '{"id":"r","questions":[{"id":"go","question":"?","options":[{"label":"Yes"},{"label":"No"}]}]}\n'
-    result = subprocess.run(
-        [USERQ],
-        input=ask,
-        capture_output=True,
-        text=True,
-        env=clean_env({"USERQ_ANSWER_GO": "yes"}),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_command(env={"USERQ_ANSWER_GO": "yes"}, stdin=ask)
     assert '"code":"BAD_ANSWER"' in result.stdout

@@ -10,27 +10,12 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from processes import USERQ, clean_env
+from processes import USERQ, clean_env, run_command
 from ptyterm import ENTER, P, Term
 
 
-def userq(
-    *args: str, env: dict[str, str] | None = None, stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [USERQ, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=clean_env(env),
-        start_new_session=True,  # no terminal: only env and files can answer
-        timeout=60,
-        check=False,
-    )
-
-
 def test_ask_prints_the_chosen_label() -> None:
-    result = userq(
+    result = run_command(
         "ask",
         "Deploy where?",
         "-o",
@@ -44,7 +29,7 @@ def test_ask_prints_the_chosen_label() -> None:
 
 def test_ask_multi_prints_labels_in_option_order_then_custom() -> None:
     env = {"USERQ_ANSWER_TOOLS": '{"selected": ["docs", "lint"], "custom": "fuzzing"}'}
-    result = userq(
+    result = run_command(
         "ask",
         "Tools?",
         "--multi",
@@ -62,13 +47,13 @@ def test_ask_multi_prints_labels_in_option_order_then_custom() -> None:
 
 
 def test_ask_free_text_and_skip() -> None:
-    assert userq("ask", "Name?", env={"USERQ_ANSWER_ASK": "Ada"}).stdout == "Ada\n"
-    skipped = userq("ask", "Name?", env={"USERQ_ANSWER_ASK": "null"})
+    assert run_command("ask", "Name?", env={"USERQ_ANSWER_ASK": "Ada"}).stdout == "Ada\n"
+    skipped = run_command("ask", "Name?", env={"USERQ_ANSWER_ASK": "null"})
     assert (skipped.returncode, skipped.stdout) == (6, "")  # not 0: a skip is no answer
 
 
 def test_ask_json_prints_the_protocol_line() -> None:
-    result = userq(
+    result = run_command(
         "ask", "Go?", "-o", "Yes", "--json", "--id", "go", env={"USERQ_ANSWER_GO": "Yes"}
     )
     assert json.loads(result.stdout) == {
@@ -143,7 +128,7 @@ def test_description_pairing_in_process() -> None:
     ],
 )
 def test_usage_errors_exit_2(args: list[str], needle: str) -> None:
-    result = userq(*args)
+    result = run_command(*args)
     assert result.returncode == 2
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
@@ -158,14 +143,14 @@ def test_usage_errors_exit_2(args: list[str], needle: str) -> None:
     ],
 )
 def test_error_outcomes(env: dict[str, str], status: int, stdout: str, code: str) -> None:
-    result = userq("ask", "Q?", "-o", "a", "-o", "b", env=env)
+    result = run_command("ask", "Q?", "-o", "a", "-o", "b", env=env)
     assert (result.returncode, result.stdout) == (status, stdout)
     [line] = result.stderr.splitlines()
     assert line.startswith(f"userq: {code}: ")
 
 
 def test_error_with_json_also_prints_the_error_line() -> None:
-    result = userq("ask", "Q?", "--json")
+    result = run_command("ask", "Q?", "--json")
     assert json.loads(result.stdout)["error"]["code"] == "NO_PROVIDER"
     assert result.returncode == 3
 
@@ -192,7 +177,7 @@ def test_timeout_is_aborted_exit_4() -> None:
     ],
 )
 def test_confirm_exit_status(answer: str, status: int, stdout: str) -> None:
-    result = userq("confirm", "Delete 3 files?", env={"USERQ_ANSWER_CONFIRM": answer})
+    result = run_command("confirm", "Delete 3 files?", env={"USERQ_ANSWER_CONFIRM": answer})
     assert (result.returncode, result.stdout) == (status, stdout)
 
 
@@ -221,12 +206,12 @@ def test_confirm_custom_labels_in_a_shell_if() -> None:
 def test_review(tmp_path: Path, answer: str, status: int, stdout: str) -> None:
     plan = tmp_path / "plan.md"
     plan.write_text("# Plan\n\n1. migrate\n2. deploy\n")
-    result = userq("review", str(plan), "-o", "Reject", env={"USERQ_ANSWER_REVIEW": answer})
+    result = run_command("review", str(plan), "-o", "Reject", env={"USERQ_ANSWER_REVIEW": answer})
     assert (result.returncode, result.stdout) == (status, stdout)
 
 
 def test_review_plan_from_stdin() -> None:
-    result = userq(
+    result = run_command(
         "review", "-", "--json", env={"USERQ_ANSWER_REVIEW": "Approve"}, stdin="# Plan\n"
     )
     assert result.returncode == 0
@@ -235,8 +220,8 @@ def test_review_plan_from_stdin() -> None:
 
 def test_chain_options_before_the_command_name(tmp_path: Path) -> None:
     (tmp_path / "a.toml").write_text('[answers]\nconfirm = "Yes"\n')
-    assert userq("--answers", str(tmp_path / "a.toml"), "confirm", "Go?").returncode == 0
-    assert userq("confirm", "Go?", "--answers", str(tmp_path / "a.toml")).returncode == 0
+    assert run_command("--answers", str(tmp_path / "a.toml"), "confirm", "Go?").returncode == 0
+    assert run_command("confirm", "Go?", "--answers", str(tmp_path / "a.toml")).returncode == 0
 
 
 @pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
@@ -289,5 +274,5 @@ def test_confirm_without_default_starts_on_the_first_option() -> None:
 def test_a_plan_file_that_is_a_fifo_nobody_writes_to_is_a_usage_error(tmp_path: Path) -> None:
     fifo = tmp_path / "plan.md"
     os.mkfifo(fifo)
-    result = userq("review", str(fifo), "--answerers", "env")  # hung in open(2) before
+    result = run_command("review", str(fifo), "--answerers", "env")  # hung in open(2) before
     assert result.returncode == 2 and "nothing writes to" in result.stderr

@@ -12,21 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import USERQ, clean_env, responses, run_userq
+from processes import USERQ, clean_env, responses, run_command, run_userq
 from ptyterm import ENTER, Term
 from test_listener import FakeListener, asker
-
-
-def userq(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [USERQ, *args],
-        capture_output=True,
-        text=True,
-        env=clean_env(env),
-        start_new_session=True,  # no terminal: only env and files can answer
-        timeout=60,
-        check=False,
-    )
 
 
 def code_of(result: subprocess.CompletedProcess[str]) -> str:
@@ -60,7 +48,7 @@ def test_a_skipped_ask_stops_a_script() -> None:
 
 
 def test_ask_skipped_exits_6_also_with_json() -> None:
-    result = userq("ask", "Name?", "--json", env={"USERQ_ANSWER_ASK": "null"})
+    result = run_command("ask", "Name?", "--json", env={"USERQ_ANSWER_ASK": "null"})
     assert result.returncode == 6
     assert json.loads(result.stdout)["answers"] == [{"id": "ask", "selected": []}]
 
@@ -69,40 +57,40 @@ def test_ask_skipped_exits_6_also_with_json() -> None:
     "answer", ["null", "[]", "{}", '{"custom": ""}', "", "   ", '{"custom": " \\t"}']
 )
 def test_ask_required_refuses_every_way_to_skip(answer: str) -> None:
-    result = userq("ask", "Name?", "--required", env={"USERQ_ANSWER_ASK": answer})
+    result = run_command("ask", "Name?", "--required", env={"USERQ_ANSWER_ASK": answer})
     assert (result.returncode, code_of(result)) == (2, "BAD_ANSWER"), result.stderr
     assert "required" in result.stderr
 
 
 def test_ask_required_takes_an_answer() -> None:
     env = {"USERQ_ANSWER_ASK": "staging"}
-    result = userq("ask", "Where?", "-o", "staging", "-o", "prod", "--required", env=env)
+    result = run_command("ask", "Where?", "-o", "staging", "-o", "prod", "--required", env=env)
     assert (result.returncode, result.stdout) == (0, "staging\n")
 
 
 def test_ask_no_other_refuses_typed_text() -> None:
     env = {"USERQ_ANSWER_ASK": '{"custom": "the moon"}'}
-    result = userq("ask", "Where?", "-o", "staging", "-o", "prod", "--no-other", env=env)
+    result = run_command("ask", "Where?", "-o", "staging", "-o", "prod", "--no-other", env=env)
     assert (result.returncode, code_of(result)) == (2, "BAD_ANSWER"), result.stderr
     assert "allowOther" in result.stderr
     # Without --no-other, the same answer is "Other".
-    result = userq("ask", "Where?", "-o", "staging", "-o", "prod", env=env)
+    result = run_command("ask", "Where?", "-o", "staging", "-o", "prod", env=env)
     assert (result.returncode, result.stdout) == (0, "the moon\n")
 
 
 def test_ask_no_other_without_options_still_takes_text() -> None:
-    result = userq("ask", "Name?", "--no-other", env={"USERQ_ANSWER_ASK": "Ada"})
+    result = run_command("ask", "Name?", "--no-other", env={"USERQ_ANSWER_ASK": "Ada"})
     assert (result.returncode, result.stdout) == (0, "Ada\n")
 
 
 def test_confirm_text_only_with_allow_other() -> None:
     env = {"USERQ_ANSWER_CONFIRM": '{"custom": "only logs"}'}
-    assert userq("confirm", "Delete?", env=env).returncode == 2
-    result = userq("confirm", "Delete?", "--allow-other", env=env)
+    assert run_command("confirm", "Delete?", env=env).returncode == 2
+    result = run_command("confirm", "Delete?", "--allow-other", env=env)
     assert (result.returncode, result.stdout) == (1, "only logs\n")
     # Still required with --allow-other.
     assert (
-        userq(
+        run_command(
             "confirm", "Delete?", "--allow-other", env={"USERQ_ANSWER_CONFIRM": "null"}
         ).returncode
         == 2
@@ -113,17 +101,17 @@ def test_review_required_and_no_other(tmp_path: Path) -> None:
     plan = tmp_path / "plan.md"
     plan.write_text("# Plan\n\n1. Migrate\n")
     skip = {"USERQ_ANSWER_REVIEW": "null"}
-    assert userq("review", str(plan), env=skip).returncode == 1  # a skip declines
-    assert code_of(userq("review", str(plan), "--required", env=skip)) == "BAD_ANSWER"
+    assert run_command("review", str(plan), env=skip).returncode == 1  # a skip declines
+    assert code_of(run_command("review", str(plan), "--required", env=skip)) == "BAD_ANSWER"
     feedback = {"USERQ_ANSWER_REVIEW": '{"custom": "add a rollback"}'}
-    assert userq("review", str(plan), env=feedback).returncode == 1
-    assert code_of(userq("review", str(plan), "--no-other", env=feedback)) == "BAD_ANSWER"
+    assert run_command("review", str(plan), env=feedback).returncode == 1
+    assert code_of(run_command("review", str(plan), "--no-other", env=feedback)) == "BAD_ANSWER"
 
 
 def test_flags_reach_a_relay_peer(tmp_path: Path) -> None:
     seen = tmp_path / "seen.jsonl"
     peer = f"sh -c 'tee {shlex.quote(str(seen))} | {shlex.quote(USERQ)} serve --answerers env'"
-    result = userq(
+    result = run_command(
         "ask", "Go?", "-o", "a", "-o", "b", "--required", "--no-other",
         "--answerers", "relay", "--relay", peer, env={"USERQ_ANSWER_ASK": "a"},
     )  # fmt: skip
@@ -132,7 +120,9 @@ def test_flags_reach_a_relay_peer(tmp_path: Path) -> None:
     (question,) = [q for a in asks if a.get("type", "ask") == "ask" for q in a["questions"]]
     assert question["required"] is True and question["allowOther"] is False
     # A confirm sends them too; an ask without the flags sends neither.
-    userq("ask", "Go?", "--answerers", "relay", "--relay", peer, env={"USERQ_ANSWER_ASK": "x"})
+    run_command(
+        "ask", "Go?", "--answerers", "relay", "--relay", peer, env={"USERQ_ANSWER_ASK": "x"}
+    )
     asks = [json.loads(line) for line in seen.read_text().splitlines()]
     (question,) = [q for a in asks if a.get("type", "ask") == "ask" for q in a["questions"]]
     assert "required" not in question and "allowOther" not in question
