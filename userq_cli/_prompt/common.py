@@ -22,6 +22,7 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
 from .._protocol.messages import AskUserQuestionItem
@@ -98,17 +99,18 @@ def picked(app: Application[Any]) -> None:
 
 
 def keys_from_first_frame(app: Application[Any]) -> None:
-    """Let ``app`` act on no key typed before its first frame is drawn.
+    """Let ``app`` act on no key typed before its first frame is on screen.
 
     Keys typed before a request appeared were meant for something else: a
     stray Enter must not answer a question nobody has seen. Building the
     prompt and drawing its first frame takes tens of milliseconds, and keys
-    typed meanwhile would be read just after that draw, as answers. So at
-    the first frame, before prompt-toolkit reads any key (it reads only once
-    the loop runs again), every key typed so far is dropped (the terminal's
-    queue, and what prompt-toolkit has read), as are the keys an earlier
-    prompt on the terminal read but did not use (prompt-toolkit would feed
-    them before the first draw).
+    typed meanwhile would be read just after that draw, as answers. So just
+    before the first frame's bytes are written to the terminal, every key
+    typed so far is dropped (the terminal's queue, and what prompt-toolkit
+    has read), as are the keys an earlier prompt on the terminal read but
+    did not use (prompt-toolkit would feed them before the first draw). Not
+    a moment later: a key typed once the frame is visible is an answer to
+    it, and is kept however fast it came.
 
     Except a Ctrl-C typed while this request was on its way to the screen:
     it dismisses the request. Until the prompt takes the terminal, Ctrl-C is
@@ -117,16 +119,36 @@ def keys_from_first_frame(app: Application[Any]) -> None:
     at that prompt: it goes with the other leftovers.)
     """
 
-    def first_frame(_: object) -> None:
-        if app.render_counter != 1:
-            return
+    def drop_typed() -> None:
         typed = app.input.read_keys() + app.input.flush_keys() + app.key_processor.empty_queue()
         discard_typeahead(app.input)
         if any(key.key == Keys.ControlC for key in typed):
             app.exit(exception=Cancelled())
 
+    def before_first_frame(_: object) -> None:
+        if app.render_counter == 1:
+            _before_next_flush(app.output, drop_typed)
+
+    def after_first_frame(_: object) -> None:
+        if app.render_counter == 1:
+            vars(app.output).pop("flush", None)  # a render that never flushed
+
     app.pre_run_callables.append(lambda: clear_typeahead(app.input))
-    app.after_render += first_frame
+    app.before_render += before_first_frame
+    app.after_render += after_first_frame
+
+
+def _before_next_flush(output: Output, act: Callable[[], None]) -> None:
+    """Run ``act`` once, just before ``output`` next writes what it holds:
+    the moment a rendered frame reaches the screen (a render only buffers)."""
+    flush = output.flush
+
+    def act_then_flush() -> None:
+        vars(output).pop("flush", None)  # the class's own flush again
+        act()
+        flush()
+
+    output.flush = act_then_flush  # type: ignore[method-assign]
 
 
 # Glyphs carry every state, so nothing depends on colour alone.
