@@ -19,6 +19,10 @@ of sleeping (and ``env NAME=value ...`` for the variables named in
 - ``wrong-id``: answer every ask under an id it was never sent;
 - ``error CODE``: end every ask with the error CODE (its message: the
   variable ``FAKE_PEER_MESSAGE``, if set).
+
+With ``FAKE_PEER_LAST_WORDS=N``, it writes N lines on stderr as it ends
+(``last words 0`` ..., the last without a newline), at the end of its input
+or as it dies.
 """
 
 from __future__ import annotations
@@ -27,6 +31,12 @@ import json
 import os
 import signal
 import sys
+
+
+def last_words() -> None:
+    count = int(os.environ.get("FAKE_PEER_LAST_WORDS", "0"))
+    sys.stderr.write("\n".join(f"last words {n}" for n in range(count)))
+    sys.stderr.flush()
 
 
 def report(status: int, text: str) -> None:
@@ -56,6 +66,7 @@ def main() -> None:
         if request.get("type", "ask") != "ask":
             continue
         ask(mode, arg, request)
+    last_words()
     if mode in ("hang", "closeout"):
         signal.pause()  # until SIGKILL (or SIGTERM, for closeout)
 
@@ -63,6 +74,7 @@ def main() -> None:
 def ask(mode: str, arg: str, request: dict[str, object]) -> None:
     questions: list[dict[str, str]] = request["questions"]  # type: ignore[assignment]
     if mode == "die":
+        last_words()
         sys.exit(3)
     if mode == "garbage":
         sys.stdout.write("this is not a protocol line\n")

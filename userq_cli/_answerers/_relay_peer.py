@@ -1,6 +1,7 @@
 """The relay's peer process: one incarnation of the command, spoken to over
-its stdin and stdout as a `PeerStream`, and its end (SIGTERM, then SIGKILL,
-for one that will not go), for its whole process group.
+its stdin and stdout as a `PeerStream`, its stderr passed on to userq's
+(`_peer_stderr`), and its end (SIGTERM, then SIGKILL, for one that will not
+go), for its whole process group.
 
 Apart from `relay` so that a chain with a relay configured but never reached
 (``USERQ_RELAY`` exported, every ask preseeded) loads no event loop:
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import shlex
 import signal
@@ -18,6 +20,7 @@ from collections.abc import Mapping, Sequence
 
 from .._protocol.errors import quote
 from ._peer_link import GRACE, Grace
+from ._peer_stderr import pass_on
 from ._peer_stream import PeerStream
 
 
@@ -32,8 +35,12 @@ class Peer(PeerStream):
         own_session: bool = False,
     ) -> None:
         assert process.stdout is not None and process.stdin is not None
+        assert process.stderr is not None
         self._process = process
         self._own_session = own_session
+        # Read from the start, whatever else happens: a full pipe would
+        # block the peer. Context: see PeerStream's reader.
+        self._stderr = asyncio.create_task(pass_on(process.stderr), context=contextvars.Context())
         super().__init__(
             process.stdout,
             process.stdin,
@@ -52,6 +59,7 @@ class Peer(PeerStream):
             *argv,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
             env=dict(environ),
             start_new_session=own_session,
         )
@@ -65,6 +73,9 @@ class Peer(PeerStream):
         # It exited, or only closed its stdout.
         if not await self._exits_within(self._grace.exit):
             return "closed its output"
+        # Its last words first: all its pipes are at their end. Shielded: the
+        # reader that asks this may be cancelled, the stderr's end may not.
+        await asyncio.shield(self._stderr)
         return f"exited ({_status(self._process.returncode or 0)})"
 
     async def _stopped(self) -> None:
@@ -79,6 +90,9 @@ class Peer(PeerStream):
         # wait() would wait for a child that escaped the group and keeps them.
         self._process._transport.close()  # type: ignore[attr-defined]
         await self._process.wait()
+        # What it wrote on stderr up to here, before userq goes on (or
+        # ends): its pipe is at its end, or closed just above.
+        await asyncio.shield(self._stderr)
 
     async def _closing(self) -> None:
         """A peer at the end of its input exits as a userq does at EOF; one

@@ -36,3 +36,9 @@ MAX_DECLINED_REASONS = 1024
 #: Bytes queued for a relay peer or a listener that does not read: an ask
 #: waits to be sent until what was sent before is below this.
 MAX_PEER_BACKLOG = 1 << 16
+
+#: The longest line of a relay peer's stderr that userq passes on to its own,
+#: in bytes (before the placeholders): the rest of a longer line is dropped
+#: as it streams past, and the line ends in "…" where it was cut. Far longer
+#: than any real diagnostic; a peer writing without a newline costs nothing.
+MAX_PEER_STDERR_LINE = 4096

@@ -1,0 +1,86 @@
+"""A relay peer's stderr, passed on to userq's own a line at a time.
+
+The peer is another program, perhaps on another machine (``ssh laptop userq
+attach``): what it writes on stderr is not userq's text, and stderr is
+usually the user's terminal. So it does not inherit userq's stderr; its lines
+go through `say`, which shows escape sequences and other unsafe characters as
+the prompt's placeholders, each after ``userq: relay peer:`` (as git shows a
+remote's text after ``remote:``), so the user sees whose words they are.
+
+- A line is cut at `MAX_PEER_STDERR_LINE` bytes, its rest dropped as it
+  streams past: a peer that writes without a newline costs no memory.
+- The pipe is read to its end whatever becomes of userq's own stderr (`say`
+  gives a failing one up): a peer never blocks on a full stderr pipe.
+- A last line without a newline is shown when the pipe ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from .._protocol.framing import READ_CHUNK
+from .._protocol.limits import MAX_PEER_STDERR_LINE
+from .diagnostics import say
+
+#: Before each line of the peer's stderr.
+PREFIX = "relay peer: "
+#: At the end of a line cut at the limit.
+CUT = "…"
+
+
+class CutLines:
+    """Bytes in, lines of text out, none longer than ``limit`` bytes; no I/O.
+    A longer line is given out cut as soon as it reaches the limit (a peer
+    that stops there has still said it), and the rest is skipped."""
+
+    def __init__(self, limit: int = MAX_PEER_STDERR_LINE) -> None:
+        self._limit = limit
+        self._line = bytearray()
+        self._skipping = False  # the current line was given out cut
+
+    def feed(self, data: bytes) -> list[str]:
+        lines: list[str] = []
+        *ended, rest = data.split(b"\n")
+        for piece in ended:
+            self._take(piece, lines)
+            if not self._skipping:  # a CR LF ends it too
+                lines.append(_text(self._line.removesuffix(b"\r")))
+            self._line.clear()
+            self._skipping = False
+        self._take(rest, lines)
+        return lines
+
+    def close(self) -> list[str]:
+        """End of the stream: a last line without a newline still counts."""
+        return [_text(self._line.removesuffix(b"\r"))] if self._line else []
+
+    def _take(self, piece: bytes, lines: list[str]) -> None:
+        if self._skipping:
+            return
+        room = self._limit - len(self._line)
+        if len(piece) <= room:
+            self._line += piece
+            return
+        self._line += piece[:room]
+        lines.append(_text(self._line) + CUT)
+        self._line.clear()
+        self._skipping = True
+
+
+def _text(line: bytearray) -> str:
+    # Not UTF-8 (or cut inside a character): U+FFFD, as a terminal shows it.
+    return line.decode("utf-8", "replace")
+
+
+async def pass_on(stderr: asyncio.StreamReader) -> None:
+    """Every line of ``stderr`` to userq's stderr, until the pipe ends."""
+    lines = CutLines()
+    try:
+        while chunk := await stderr.read(READ_CHUNK):
+            for line in lines.feed(chunk):
+                say(PREFIX + line)
+    except Exception as exc:  # a bug here must not end the ask, nor print a traceback
+        say(f"the relay peer's stderr could not be read ({exc!r})")
+        return
+    for line in lines.close():
+        say(PREFIX + line)
