@@ -12,20 +12,24 @@ sanitized all the same.
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import json
 import os
 import shlex
+import signal
+import struct
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from processes import USERQ, clean_env
-from ptyterm import Term
+from processes import USERQ, Serve, clean_env
+from ptyterm import Term, error_code
 from test_hostile_text import PEER_TEXT, inert
 
 from userq_cli._answerers._peer_link import GRACE
@@ -48,6 +52,7 @@ MIB = 1 << 20
 TARGET = 64 * MIB  # as for the session tables' floods (test_session_limits.py)
 FAKE_PEER = shlex.join([sys.executable, str(Path(__file__).with_name("fake_peer.py"))])
 LAST_WORDS = 20_000  # 300 kB: more than a pipe and the stream's buffer hold
+PIPE_SIZE = 1 << 16  # Linux's default pipe capacity
 FIGURE = "relay peer stderr cases passed on through the diagnostics, none raw"
 
 
@@ -207,3 +212,38 @@ def test_lines_are_cut_the_same_however_the_bytes_arrive(data: bytes, cuts: list
         else line.removesuffix(b"\r").decode("utf-8", "replace")
         for line in model
     ]
+
+
+def test_sigterm_ends_userq_whose_stderr_nobody_reads_under_a_chatty_peer(
+    tally: Callable[..., None],
+) -> None:
+    """The peer's lines wait for room on userq's stderr in the event loop,
+    never in a blocking write: a stop signal still acts."""
+    hello = shlex.quote(json.dumps(HELLO))
+    flood = "yes 'a chatty relay peer' | head -c 2000000 >&2"
+    peer = f"sh -c {shlex.quote(f'read greeting; echo {hello}; {flood}; sleep 30')}"
+    with Serve("--answerers", "relay", "--relay", peer) as userq:  # stderr: never read
+        userq.send(ASK)
+        assert userq.proc.stderr is not None
+        wait_full(userq.proc.stderr.fileno())
+        begun = time.monotonic()
+        userq.proc.send_signal(signal.SIGTERM)
+        [aborted] = userq.read_all()
+        assert (aborted["id"], error_code(aborted)) == ("r", "ASK_ABORTED")
+        assert userq.wait() == 128 + signal.SIGTERM
+        took = time.monotonic() - begun
+        assert took < 3 * GRACE.exit + 3, f"{took:.1f} s"
+    tally(FIGURE, case="userq's stderr not read, SIGTERM")
+
+
+def wait_full(fd: int, timeout: float = 30) -> None:
+    """Until the pipe ``fd`` reads from is half full: with 2 MB to come, its
+    writer is about to wait for room. Polled: a pipe's fill cannot be awaited."""
+    deadline = time.monotonic() + timeout
+    while (held := pipe_held(fd)) < PIPE_SIZE // 2:
+        assert time.monotonic() < deadline, f"only {held} bytes in the pipe"
+        time.sleep(0.01)
+
+
+def pipe_held(fd: int) -> int:
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]  # type: ignore[no-any-return]

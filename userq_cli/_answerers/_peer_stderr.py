@@ -11,12 +11,18 @@ remote's text after ``remote:``), so the user sees whose words they are.
   streams past: a peer that writes without a newline costs no memory.
 - The pipe is read to its end whatever becomes of userq's own stderr (`say`
   gives a failing one up): a peer never blocks on a full stderr pipe.
+- A line is written once userq's stderr has room for it (`_room`): a reader
+  of userq's stderr that does not read holds up the peer, as it did when
+  the peer wrote there itself, never the event loop (signals, timeouts,
+  the prompt).
 - A last line without a newline is shown when the pipe ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import select
+import sys
 
 from .._protocol.framing import READ_CHUNK
 from .._protocol.limits import MAX_PEER_STDERR_LINE
@@ -78,9 +84,44 @@ async def pass_on(stderr: asyncio.StreamReader) -> None:
     try:
         while chunk := await stderr.read(READ_CHUNK):
             for line in lines.feed(chunk):
-                say(PREFIX + line)
+                await _say(line)
+        for line in lines.close():
+            await _say(line)
     except Exception as exc:  # a bug here must not end the ask, nor print a traceback
         say(f"the relay peer's stderr could not be read ({exc!r})")
+
+
+async def _say(line: str) -> None:
+    await _room()
+    say(PREFIX + line)
+
+
+#: The wait for room on userq's stderr, shared by every peer's lines: the
+#: loop keeps one writability callback for each descriptor.
+_ROOM: asyncio.Future[None] | None = None
+
+
+async def _room() -> None:
+    """Until userq's stderr takes a write without blocking (a pipe with a
+    page free, a terminal not stopped by Ctrl-S); at once if stderr was given
+    up (/dev/null) or is a file."""
+    global _ROOM
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a descriptor (userq run in-process): nothing to wait for
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    if poller.poll(0):
         return
-    for line in lines.close():
-        say(PREFIX + line)
+    loop = asyncio.get_running_loop()
+    if _ROOM is None or _ROOM.done() or _ROOM.get_loop() is not loop:
+        room = _ROOM = loop.create_future()
+        loop.add_writer(fd, _made_room, loop, fd, room)
+    await asyncio.shield(_ROOM)
+
+
+def _made_room(loop: asyncio.AbstractEventLoop, fd: int, room: asyncio.Future[None]) -> None:
+    loop.remove_writer(fd)
+    if not room.done():
+        room.set_result(None)

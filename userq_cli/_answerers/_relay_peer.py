@@ -73,9 +73,7 @@ class Peer(PeerStream):
         # It exited, or only closed its stdout.
         if not await self._exits_within(self._grace.exit):
             return "closed its output"
-        # Its last words first: all its pipes are at their end. Shielded: the
-        # reader that asks this may be cancelled, the stderr's end may not.
-        await asyncio.shield(self._stderr)
+        await self._last_words()  # before what userq says of its end
         return f"exited ({_status(self._process.returncode or 0)})"
 
     async def _stopped(self) -> None:
@@ -90,9 +88,16 @@ class Peer(PeerStream):
         # wait() would wait for a child that escaped the group and keeps them.
         self._process._transport.close()  # type: ignore[attr-defined]
         await self._process.wait()
-        # What it wrote on stderr up to here, before userq goes on (or
-        # ends): its pipe is at its end, or closed just above.
-        await asyncio.shield(self._stderr)
+        await self._last_words()  # before userq goes on, or ends
+
+    async def _last_words(self) -> None:
+        """What the peer wrote on stderr, to userq's, once its pipes are at
+        their end (it exited, or they were closed): at once, unless userq's
+        stderr takes nothing, which gets the exit grace. Both the reader and
+        the end wait for this; `asyncio.wait` cancels nothing of the other's."""
+        _, pending = await asyncio.wait({self._stderr}, timeout=self._grace.exit)
+        if pending:
+            self._stderr.cancel()
 
     async def _closing(self) -> None:
         """A peer at the end of its input exits as a userq does at EOF; one
