@@ -247,3 +247,22 @@ def wait_full(fd: int, timeout: float = 30) -> None:
 
 def pipe_held(fd: int) -> int:
     return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]  # type: ignore[no-any-return]
+
+
+def test_a_child_that_left_the_peers_group_holding_its_stderr_does_not_hold_userq(
+    tmp_path: Path, tally: Callable[..., None]
+) -> None:
+    """As an ssh ControlPersist master can: a session of its own, the
+    peer's stderr kept. Waiting for the peer is not waiting for that pipe."""
+    pid_file = tmp_path / "sleep.pid"
+    child = f"setsid sleep 30 </dev/null >/dev/null & echo $! > {pid_file}"
+    begun = time.monotonic()
+    result = relay(f"{child}; echo before >&2; {SERVE}")
+    took = time.monotonic() - begun
+    try:
+        the_answer(result)
+        assert result.stderr == said("before")
+        assert took < GRACE.exit, f"{took:.1f} s"
+    finally:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+    tally(FIGURE, case="child in a session of its own holding stderr")

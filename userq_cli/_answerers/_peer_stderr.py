@@ -9,18 +9,24 @@ remote's text after ``remote:``), so the user sees whose words they are.
 
 - A line is cut at `MAX_PEER_STDERR_LINE` bytes, its rest dropped as it
   streams past: a peer that writes without a newline costs no memory.
-- The pipe is read to its end whatever becomes of userq's own stderr (`say`
-  gives a failing one up): a peer never blocks on a full stderr pipe.
+- The pipe is read for as long as the peer runs, whatever becomes of
+  userq's own stderr (`say` gives a failing one up): a peer never blocks on
+  a full stderr pipe.
 - A line is written once userq's stderr has room for it (`_room`): a reader
   of userq's stderr that does not read holds up the peer, as it did when
   the peer wrote there itself, never the event loop (signals, timeouts,
   the prompt).
-- A last line without a newline is shown when the pipe ends.
+- Once the peer is gone (`PeerStderr.finish`), what the pipe holds is
+  shown, a last line without a newline too, before userq goes on or ends;
+  then the pipe is closed, whoever else holds it open (a child of the peer
+  in a session of its own, as an ssh ControlPersist master is).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import os
 import select
 import sys
 
@@ -78,17 +84,69 @@ def _text(line: bytearray) -> str:
     return line.decode("utf-8", "replace")
 
 
-async def pass_on(stderr: asyncio.StreamReader) -> None:
-    """Every line of ``stderr`` to userq's stderr, until the pipe ends."""
-    lines = CutLines()
-    try:
-        while chunk := await stderr.read(READ_CHUNK):
-            for line in lines.feed(chunk):
+class PeerStderr:
+    """The read end of a peer's stderr pipe, passed on to userq's stderr
+    from the start (a full pipe would block the peer) until the pipe ends or
+    `finish` is called. The pipe is userq's own, not the peer process's
+    transport's: waiting for the peer never waits for its end too."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self._fd = fd
+        self._lines = CutLines()
+        self._ending = False
+        self._ready: asyncio.Future[None] | None = None
+        # A context of its own: see PeerStream's reader.
+        self._task = asyncio.create_task(self._run(), context=contextvars.Context())
+
+    async def finish(self, grace: float) -> None:
+        """The peer is gone: what its pipe holds now is passed on, then the
+        pipe is closed (a child of the peer may hold it open for long). It
+        gets ``grace`` seconds if userq's stderr takes nothing."""
+        self._ending = True
+        self._wake()
+        # asyncio.wait: the peer's reader and its end may both be here, and
+        # one that is cancelled must not cancel this for the other.
+        _, pending = await asyncio.wait({self._task}, timeout=grace)
+        if pending:
+            self._task.cancel()
+
+    async def _run(self) -> None:
+        try:
+            while await self._take() and not self._ending:
+                await self._readable()
+            for line in self._lines.close():  # its last line, if it had no newline
                 await _say(line)
-        for line in lines.close():
-            await _say(line)
-    except Exception as exc:  # a bug here must not end the ask, nor print a traceback
-        say(f"the relay peer's stderr could not be read ({exc!r})")
+        except Exception as exc:  # a bug here must not end the ask, nor print a traceback
+            say(f"the relay peer's stderr could not be read ({exc!r})")
+        finally:
+            os.close(self._fd)
+
+    async def _take(self) -> bool:
+        """What the pipe holds now, passed on; False once it has ended."""
+        while True:
+            try:
+                data = os.read(self._fd, READ_CHUNK)
+            except BlockingIOError:
+                return True
+            if not data:
+                return False
+            for line in self._lines.feed(data):
+                await _say(line)
+            await asyncio.sleep(0)  # a peer that writes without pause shares the loop
+
+    async def _readable(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._ready = loop.create_future()
+        loop.add_reader(self._fd, self._wake)
+        try:
+            await self._ready
+        finally:
+            loop.remove_reader(self._fd)
+
+    def _wake(self) -> None:
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_result(None)
 
 
 async def _say(line: str) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import os
 import shlex
 import signal
@@ -20,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from .._protocol.errors import quote
 from ._peer_link import GRACE, Grace
-from ._peer_stderr import pass_on
+from ._peer_stderr import PeerStderr
 from ._peer_stream import PeerStream
 
 
@@ -30,17 +29,15 @@ class Peer(PeerStream):
     def __init__(
         self,
         process: asyncio.subprocess.Process,
+        stderr: PeerStderr,
         command: str,
         grace: Grace = GRACE,
         own_session: bool = False,
     ) -> None:
         assert process.stdout is not None and process.stdin is not None
-        assert process.stderr is not None
         self._process = process
+        self._stderr = stderr
         self._own_session = own_session
-        # Read from the start, whatever else happens: a full pipe would
-        # block the peer. Context: see PeerStream's reader.
-        self._stderr = asyncio.create_task(pass_on(process.stderr), context=contextvars.Context())
         super().__init__(
             process.stdout,
             process.stdin,
@@ -55,15 +52,22 @@ class Peer(PeerStream):
         cls, argv: Sequence[str], environ: Mapping[str, str], grace: Grace = GRACE
     ) -> Peer:
         own_session = not _has_terminal()
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=dict(environ),
-            start_new_session=own_session,
-        )
-        return cls(process, shlex.join(argv), grace, own_session)
+        stderr, peer_end = os.pipe()  # its stderr: ours to read, its end to write
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=peer_end,
+                env=dict(environ),
+                start_new_session=own_session,
+            )
+        except BaseException:
+            os.close(stderr)
+            raise
+        finally:
+            os.close(peer_end)
+        return cls(process, PeerStderr(stderr), shlex.join(argv), grace, own_session)
 
     @property
     def reaped(self) -> bool:
@@ -73,7 +77,7 @@ class Peer(PeerStream):
         # It exited, or only closed its stdout.
         if not await self._exits_within(self._grace.exit):
             return "closed its output"
-        await self._last_words()  # before what userq says of its end
+        await self._stderr.finish(self._grace.exit)  # before what userq says of its end
         return f"exited ({_status(self._process.returncode or 0)})"
 
     async def _stopped(self) -> None:
@@ -88,16 +92,7 @@ class Peer(PeerStream):
         # wait() would wait for a child that escaped the group and keeps them.
         self._process._transport.close()  # type: ignore[attr-defined]
         await self._process.wait()
-        await self._last_words()  # before userq goes on, or ends
-
-    async def _last_words(self) -> None:
-        """What the peer wrote on stderr, to userq's, once its pipes are at
-        their end (it exited, or they were closed): at once, unless userq's
-        stderr takes nothing, which gets the exit grace. Both the reader and
-        the end wait for this; `asyncio.wait` cancels nothing of the other's."""
-        _, pending = await asyncio.wait({self._stderr}, timeout=self._grace.exit)
-        if pending:
-            self._stderr.cancel()
+        await self._stderr.finish(self._grace.exit)  # before userq goes on, or ends
 
     async def _closing(self) -> None:
         """A peer at the end of its input exits as a userq does at EOF; one
