@@ -27,16 +27,9 @@ import pytest
 from processes import USERQ
 from ptyterm import (
     CTRL_C,
-    DOWN,
-    END,
     ENTER,
     ESC,
-    HOME,
-    LEFT,
-    PGDN,
-    PGUP,
-    RIGHT,
-    SHIFT_TAB,
+    KEYS,
     TAB,
     UP,
     P,
@@ -46,30 +39,6 @@ from ptyterm import (
 
 APPROVE = "Approve"
 PLAN = "# Plan\n\n1. Migrate the database\n2. Deploy\n3. Check the dashboards\n"
-#: Keys that are escape sequences, by name.
-SEQUENCES = {
-    "Up": UP,
-    "Down": DOWN,
-    "Left": LEFT,
-    "Right": RIGHT,
-    "Home": HOME,
-    "End": END,
-    "PgUp": PGUP,
-    "PgDn": PGDN,
-    "Shift-Tab": SHIFT_TAB,
-    "Delete": "\x1b[3~",
-    "Insert": "\x1b[2~",
-    "F1": "\x1bOP",
-}
-#: Every single key: printable ASCII, every control character (Ctrl-@ to
-#: Ctrl-_, which are also Tab, Enter, Ctrl-J and Esc) and DEL (Backspace),
-#: then the escape sequences.
-KEYS: dict[str, str] = {
-    **{repr(chr(code)): chr(code) for code in range(0x20, 0x7F)},
-    **{f"Ctrl-{chr(code + 0x40)}": chr(code) for code in range(0x20)},
-    "Backspace": "\x7f",
-    **SEQUENCES,
-}
 FIGURE = "single keys tried as the first key of a fresh approval, none approving"
 
 

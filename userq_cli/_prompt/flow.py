@@ -168,7 +168,7 @@ class _Flow:
     def keys(self) -> KeyBindings:
         kb = KeyBindings()
         # Screens bind Esc themselves where it means "leave this mode".
-        bind(kb, ["c-c", "escape"], self._cancel)
+        bind(kb, ["c-c", "escape"], self._cancel, while_too_small=True)
         return kb
 
     def _cancel(self, event: KeyPressEvent) -> None:
