@@ -30,7 +30,6 @@ from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import ASK_DEADLINE, Answerer, TerminalHungUp
 from .config import ChainConfig, TerminalHold
-from .diagnostics import say
 
 if TYPE_CHECKING:
     import asyncio
@@ -311,9 +310,9 @@ class TtyAnswerer(Answerer):
             # was being asked and nobody decided: ASK_ABORTED, as the SIGHUP
             # that usually comes with it would give. Declining instead would
             # let a later answerer (a policy) answer what a human was asked.
-            say(f"the terminal went away: {exc!r}")
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "end of input"
             raise TerminalHungUp(
-                "the terminal went away while the question was on screen"
+                f"the terminal went away while the question was on screen ({why.lower()})"
             ) from None
         finally:
             self._on_screen = None
