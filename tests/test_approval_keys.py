@@ -166,8 +166,18 @@ def test_userq_review_digit_points_at_approve_then_enter_approves(tmp_path: Path
         term.close()
 
 
-def test_userq_confirm_starts_on_no(tmp_path: Path) -> None:
-    command = f"{shlex.quote(USERQ)} confirm 'Delete 3 build directories?'"
+#: ``userq confirm`` answered here, and through a relay peer (a second
+#: userq, whose prompt is on the same terminal): the peer is sent the
+#: question's ``approve``, so the same rules hold there.
+CONFIRMS = {
+    "here": [USERQ],
+    "relayed": [USERQ, "--answerers", "relay", "--relay", f"{USERQ} serve --answerers tty"],
+}
+
+
+@pytest.mark.parametrize("where", CONFIRMS)
+def test_userq_confirm_starts_on_no(tmp_path: Path, where: str) -> None:
+    command = shlex.join([*CONFIRMS[where], "confirm", "Delete 3 build directories?"])
     term = Term(command)
     try:
         screen = term.wait_for("Esc cancel")
@@ -179,9 +189,10 @@ def test_userq_confirm_starts_on_no(tmp_path: Path) -> None:
         term.close()
 
 
+@pytest.mark.parametrize("where", CONFIRMS)
 @pytest.mark.parametrize("key", ["1", "y", " ", TAB, ESC], ids=["1", "y", "Space", "Tab", "Esc"])
-def test_userq_confirm_first_key_never_says_yes(tmp_path: Path, key: str) -> None:
-    command = f"{shlex.quote(USERQ)} confirm 'Delete 3 build directories?'"
+def test_userq_confirm_first_key_never_says_yes(tmp_path: Path, key: str, where: str) -> None:
+    command = shlex.join([*CONFIRMS[where], "confirm", "Delete 3 build directories?"])
     status, _ = run_command(tmp_path, command, key, CTRL_C)
     assert status != 0
 

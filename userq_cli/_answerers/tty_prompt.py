@@ -128,7 +128,6 @@ class TtyAnswerer(Answerer):
         plain: bool = False,
         recorder: Recorder | None = None,
         default_label: str | None = None,
-        approval_label: str | None = None,
         share: TerminalHold | None = None,
         notify: bool = False,
     ) -> None:
@@ -137,7 +136,6 @@ class TtyAnswerer(Answerer):
         self._plain = plain
         self._recorder = recorder
         self._default_label = default_label
-        self._approval_label = approval_label
         self._share = share
         self._turn: asyncio.Lock | None = None  # made on first use, in the event loop
         self._waiting = 0
@@ -160,7 +158,6 @@ class TtyAnswerer(Answerer):
             plain=plain_mode(config),
             recorder=recorder,
             default_label=config.default_label,
-            approval_label=config.approval_label,
             share=config.terminal_share,
             notify=config.notify,
         )
@@ -287,7 +284,6 @@ class TtyAnswerer(Answerer):
             via=_relayed_through(request),
             waiting=lambda: self._waiting,
             default_label=self._default_label,
-            approval_label=self._approval_label,
             enter_guard=self._enter_guard,
             deadline=ASK_DEADLINE.get(),
         )

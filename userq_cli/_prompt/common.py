@@ -258,16 +258,6 @@ def is_plan_review(question: AskUserQuestionItem) -> bool:
     return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
 
 
-def approval_of(question: AskUserQuestionItem, confirm_yes: str | None) -> str | None:
-    """The option of ``question`` that approves: its intent's ``approve``,
-    else ``confirm_yes`` (``userq confirm``'s yes) when it is one of its
-    options. That option takes a deliberate act: see `listview.Item.approves`."""
-    approve = question.approving_label
-    if approve is None and confirm_yes is not None and confirm_yes in question.labels:
-        return confirm_yes
-    return approve
-
-
 def make_style(no_color: bool) -> Style:
     rules = _MONOCHROME if no_color else _COLOURS
     return Style([(name, rules.get(name, "")) for name in _COLOURS])

@@ -36,7 +36,7 @@ _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|__[^_]+__|\*[^*\s][^*]*\*|_[^_\s][
 
 def plan_items(question: AskUserQuestionItem) -> list[Item]:
     """Decisions: the approve option marked ✔, the others ✘, then Other (if allowed)."""
-    approve = question.intent.approve if question.intent else None
+    approve = question.approving_label
     rows = [
         Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ", approves=True)
         if o.label == approve
