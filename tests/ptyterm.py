@@ -30,6 +30,31 @@ UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
 PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"
 ENTER, ESC, CTRL_C, TAB, SHIFT_TAB, BACKSPACE = "\r", "\x1b", "\x03", "\t", "\x1b[Z", "\x7f"
 
+#: Keys that are escape sequences, by name.
+SEQUENCES = {
+    "Up": UP,
+    "Down": DOWN,
+    "Left": LEFT,
+    "Right": RIGHT,
+    "Home": HOME,
+    "End": END,
+    "PgUp": PGUP,
+    "PgDn": PGDN,
+    "Shift-Tab": SHIFT_TAB,
+    "Delete": "\x1b[3~",
+    "Insert": "\x1b[2~",
+    "F1": "\x1bOP",
+}
+#: Every single key: printable ASCII, every control character (Ctrl-@ to
+#: Ctrl-_, which are also Tab, Enter, Ctrl-J and Esc) and DEL (Backspace),
+#: then the escape sequences.
+KEYS: dict[str, str] = {
+    **{repr(chr(code)): chr(code) for code in range(0x20, 0x7F)},
+    **{f"Ctrl-{chr(code + 0x40)}": chr(code) for code in range(0x20)},
+    "Backspace": "\x7f",
+    **SEQUENCES,
+}
+
 P = "\u276f"  # the prompt's pointer at the current row
 TIMEOUT = 15
 ROWS, COLS = 24, 80

@@ -27,16 +27,9 @@ import pytest
 from processes import USERQ
 from ptyterm import (
     CTRL_C,
-    DOWN,
-    END,
     ENTER,
     ESC,
-    HOME,
-    LEFT,
-    PGDN,
-    PGUP,
-    RIGHT,
-    SHIFT_TAB,
+    KEYS,
     TAB,
     UP,
     P,
@@ -46,30 +39,6 @@ from ptyterm import (
 
 APPROVE = "Approve"
 PLAN = "# Plan\n\n1. Migrate the database\n2. Deploy\n3. Check the dashboards\n"
-#: Keys that are escape sequences, by name.
-SEQUENCES = {
-    "Up": UP,
-    "Down": DOWN,
-    "Left": LEFT,
-    "Right": RIGHT,
-    "Home": HOME,
-    "End": END,
-    "PgUp": PGUP,
-    "PgDn": PGDN,
-    "Shift-Tab": SHIFT_TAB,
-    "Delete": "\x1b[3~",
-    "Insert": "\x1b[2~",
-    "F1": "\x1bOP",
-}
-#: Every single key: printable ASCII, every control character (Ctrl-@ to
-#: Ctrl-_, which are also Tab, Enter, Ctrl-J and Esc) and DEL (Backspace),
-#: then the escape sequences.
-KEYS: dict[str, str] = {
-    **{repr(chr(code)): chr(code) for code in range(0x20, 0x7F)},
-    **{f"Ctrl-{chr(code + 0x40)}": chr(code) for code in range(0x20)},
-    "Backspace": "\x7f",
-    **SEQUENCES,
-}
 FIGURE = "single keys tried as the first key of a fresh approval, none approving"
 
 
@@ -197,8 +166,18 @@ def test_userq_review_digit_points_at_approve_then_enter_approves(tmp_path: Path
         term.close()
 
 
-def test_userq_confirm_starts_on_no(tmp_path: Path) -> None:
-    command = f"{shlex.quote(USERQ)} confirm 'Delete 3 build directories?'"
+#: ``userq confirm`` answered here, and through a relay peer (a second
+#: userq, whose prompt is on the same terminal): the peer is sent the
+#: question's ``approve``, so the same rules hold there.
+CONFIRMS = {
+    "here": [USERQ],
+    "relayed": [USERQ, "--answerers", "relay", "--relay", f"{USERQ} serve --answerers tty"],
+}
+
+
+@pytest.mark.parametrize("where", CONFIRMS)
+def test_userq_confirm_starts_on_no(tmp_path: Path, where: str) -> None:
+    command = shlex.join([*CONFIRMS[where], "confirm", "Delete 3 build directories?"])
     term = Term(command)
     try:
         screen = term.wait_for("Esc cancel")
@@ -210,9 +189,10 @@ def test_userq_confirm_starts_on_no(tmp_path: Path) -> None:
         term.close()
 
 
+@pytest.mark.parametrize("where", CONFIRMS)
 @pytest.mark.parametrize("key", ["1", "y", " ", TAB, ESC], ids=["1", "y", "Space", "Tab", "Esc"])
-def test_userq_confirm_first_key_never_says_yes(tmp_path: Path, key: str) -> None:
-    command = f"{shlex.quote(USERQ)} confirm 'Delete 3 build directories?'"
+def test_userq_confirm_first_key_never_says_yes(tmp_path: Path, key: str, where: str) -> None:
+    command = shlex.join([*CONFIRMS[where], "confirm", "Delete 3 build directories?"])
     status, _ = run_command(tmp_path, command, key, CTRL_C)
     assert status != 0
 

@@ -220,6 +220,34 @@ def test_a_human_at_the_listening_terminal_answers_a_relayed_question(tmp_path: 
     assert not socket.exists()
 
 
+def test_a_relayed_confirm_is_an_approval_at_the_listener(tmp_path: Path) -> None:
+    """The README's example: the yes of a ``userq confirm`` asked on a server
+    reaches the listener as an approval (the question's ``approve``), so the
+    cursor starts on No there too, and Enter alone answers no."""
+    socket = tmp_path / "s"
+    term = Term(f"exec {shlex.quote(USERQ)} listen --socket s", cwd=tmp_path)
+    try:
+        term.wait_for("listening on s (Ctrl-C to stop)")
+        peer = f"{shlex.quote(USERQ)} attach --socket {shlex.quote(str(socket))}"
+        confirm = subprocess.Popen(  # no terminal on the asking side (setsid), as over ssh
+            [USERQ, "--relay", peer, "confirm", "Deploy to production?"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=clean_env(),
+            start_new_session=True,
+        )
+        with confirm:
+            screen = term.wait_for("Esc cancel")
+            assert f"{P} 2. No" in screen, screen
+            term.press("\r")
+            assert confirm.wait(timeout=15) == 1, confirm.stderr.read()  # type: ignore[union-attr]
+        term.press("\x03")
+        assert term.wait_exit() == 130
+    finally:
+        term.close()
+
+
 # --- faults, strangers and stuck clients -------------------------------------------
 
 

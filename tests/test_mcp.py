@@ -474,6 +474,26 @@ def test_a_plan_review_form_shows_the_plan_and_preselects_nothing() -> None:
     run(test)
 
 
+def test_a_yes_no_approval_form_says_which_label_approves() -> None:
+    """A question's own ``approve`` (no plan, no intent) is an approval in
+    the form too: the message names the label that approves."""
+
+    async def test() -> None:
+        seen: list[types.ElicitRequestFormParams] = []
+
+        def decline(params: types.ElicitRequestFormParams) -> types.ElicitResult:
+            return types.ElicitResult(action="accept", content={"go": "No"})
+
+        gate = question("go", "Deploy to production?", "Yes", "No", approve="Yes")
+        async with mcp_client(elicitation=form_client(decline, seen)) as client:
+            result = await client.ask(gate)
+        assert answered(result)["answers"] == [{"id": "go", "selected": ["No"]}]
+        [form] = seen
+        assert 'To approve, choose "Yes"' in form.message
+
+    run(test)
+
+
 def test_preseeded_answers_come_before_the_form() -> None:
     async def test() -> None:
         seen: list[types.ElicitRequestFormParams] = []

@@ -47,3 +47,22 @@ def test_confirm_is_sighup_not_no_when_the_terminal_drops(
     finally:
         term.close()
     tally(FIGURE, command="confirm", mode=mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_dropped_terminal_is_said_once_in_words(tmp_path: Path, mode: str) -> None:
+    """With stderr kept (a file here), the user reads one line saying what
+    happened, in words: no second line, no Python repr."""
+    err = tmp_path / "err"
+    term = Term(f"exec {USERQ} confirm 'Deploy?' {' '.join(MODES[mode])} 2> {err}")
+    try:
+        term.wait_for("Deploy?")
+        term.hang_up()
+        assert term.reap() == 128 + signal.SIGHUP
+    finally:
+        term.close()
+    lines = err.read_text().splitlines()
+    assert len(lines) == 1, lines
+    # SIGHUP, or the terminal's end of input, whichever userq saw first.
+    assert lines[0].startswith("userq: ASK_ABORTED: "), lines
+    assert "Error(" not in lines[0], lines

@@ -151,10 +151,6 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: The option label the prompt's cursor starts on, so Enter picks it
     #: (``userq confirm --default``). A presentation hint, never an answer.
     default_label: str | None = None
-    #: The label that approves (``userq confirm``'s yes): the defaults policy
-    #: gives it only where it is also ``default_label``, never by its place,
-    #: and the prompt treats it as an intent's ``approve`` (a deliberate act).
-    approval_label: str | None = None
     #: ``userq confirm``'s (yes, no) labels: its question is a confirm, so a
     #: preseeded answer may also say yes or no in words (`confirm_answer`).
     confirm_labels: tuple[str, str] | None = None

@@ -36,8 +36,12 @@ RECOMMENDED = "(Recommended)"
 
 
 def is_approval(question: AskUserQuestionItem) -> bool:
+    """An option of ``question`` approves (an intent's or the question's
+    ``approve``), or it is a plan review."""
     intent = question.intent
-    return intent is not None and (intent.kind == "plan-review" or intent.approve is not None)
+    return question.approving_label is not None or (
+        intent is not None and intent.kind == "plan-review"
+    )
 
 
 def policy_answer(question: AskUserQuestionItem) -> AnswerValue:
@@ -67,40 +71,37 @@ class DefaultsAnswerer(NeverWaits):
     name = "defaults"
     interactive = False
 
-    def __init__(self, default_label: str | None = None, approval_label: str | None = None):
+    def __init__(self, default_label: str | None = None, confirm_yes: str | None = None):
         self._default_label = default_label
-        self._approval_label = approval_label
+        self._confirm_yes = confirm_yes
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> DefaultsAnswerer:
-        return cls(config.default_label, config.approval_label)
+        confirm_yes = config.confirm_labels[0] if config.confirm_labels else None
+        return cls(config.default_label, confirm_yes)
 
     def answer_now(
         self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
         """A policy needs no waiting: CI on --defaults runs without an event loop."""
         found: dict[str, AnswerValue] = {}
-        default, approval = self._default_label, self._approval_label
+        default = self._default_label
         for question in open_questions:
-            if question.intent is not None and is_approval(question):
+            if default is not None and default in question.labels:
+                answer: AnswerValue = default  # the human's own --default, even yes
+            elif is_approval(question):
                 continue
-            if default is None and approval is None:  # serve --defaults
-                answer = policy_answer(question)
-            elif default in question.labels:
-                answer = default
-            elif approval not in question.labels:
-                answer = policy_answer(question)
             else:
-                continue
+                answer = policy_answer(question)
             if not answer and question.required:
                 continue  # the policy's answer is a skip, which this question does not take
             found[question.id] = answer
         return found
 
     def why_not(self, question_ids: Sequence[str]) -> str:
-        if self._approval_label is not None:  # userq confirm: its yes is the approval
+        if self._confirm_yes is not None:  # userq confirm: its yes is the approval
             return (
-                f"its yes ({quote(self._approval_label)}) is an approval, never answered by"
+                f"its yes ({quote(self._confirm_yes)}) is an approval, never answered by"
                 " policy; a human must give it, or --default names the answer"
             )
         return (

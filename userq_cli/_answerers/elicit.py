@@ -196,13 +196,13 @@ def _message(questions: list[AskUserQuestionItem]) -> str:
     field has no room for it, and for an approval which label approves."""
     parts = []
     for question in questions:
-        if not question.detail and not question.intent:
+        approve = question.approving_label
+        if not question.detail and not question.intent and approve is None:
             continue
         part = f"{_title(question)}\n\n{clean(question.detail or '', multiline=True)}".rstrip()
-        intent = question.intent
-        if intent is not None and intent.approve is not None:
+        if approve is not None:
             part += (
-                f"\n\nTo approve, choose {quote(clean(intent.approve))};"
+                f"\n\nTo approve, choose {quote(clean(approve))};"
                 " any other answer, or none, does not approve."
             )
         parts.append(part)

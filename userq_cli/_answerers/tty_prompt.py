@@ -30,7 +30,6 @@ from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .chain import ASK_DEADLINE, Answerer, TerminalHungUp
 from .config import ChainConfig, TerminalHold
-from .diagnostics import say
 
 if TYPE_CHECKING:
     import asyncio
@@ -129,7 +128,6 @@ class TtyAnswerer(Answerer):
         plain: bool = False,
         recorder: Recorder | None = None,
         default_label: str | None = None,
-        approval_label: str | None = None,
         share: TerminalHold | None = None,
         notify: bool = False,
     ) -> None:
@@ -138,7 +136,6 @@ class TtyAnswerer(Answerer):
         self._plain = plain
         self._recorder = recorder
         self._default_label = default_label
-        self._approval_label = approval_label
         self._share = share
         self._turn: asyncio.Lock | None = None  # made on first use, in the event loop
         self._waiting = 0
@@ -161,7 +158,6 @@ class TtyAnswerer(Answerer):
             plain=plain_mode(config),
             recorder=recorder,
             default_label=config.default_label,
-            approval_label=config.approval_label,
             share=config.terminal_share,
             notify=config.notify,
         )
@@ -288,7 +284,6 @@ class TtyAnswerer(Answerer):
             via=_relayed_through(request),
             waiting=lambda: self._waiting,
             default_label=self._default_label,
-            approval_label=self._approval_label,
             enter_guard=self._enter_guard,
             deadline=ASK_DEADLINE.get(),
         )
@@ -311,9 +306,9 @@ class TtyAnswerer(Answerer):
             # was being asked and nobody decided: ASK_ABORTED, as the SIGHUP
             # that usually comes with it would give. Declining instead would
             # let a later answerer (a policy) answer what a human was asked.
-            say(f"the terminal went away: {exc!r}")
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else "end of input"
             raise TerminalHungUp(
-                "the terminal went away while the question was on screen"
+                f"the terminal went away while the question was on screen ({why.lower()})"
             ) from None
         finally:
             self._on_screen = None

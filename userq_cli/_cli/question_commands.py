@@ -239,6 +239,7 @@ def confirm(
         options=[AskUserQuestionOption(label=yes), AskUserQuestionOption(label=no)],
         required=True,
         allow_other=allow_other,
+        approve=yes,
     )
     chain = ChainOptions.given(ctx)
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
@@ -250,7 +251,6 @@ def confirm(
         json_output,
         default_label=chosen,
         labels=False,
-        approval_label=yes,
         confirm_labels=(yes, no),
     )
     raise typer.Exit(_decision(outcome, yes))
@@ -336,7 +336,6 @@ def _run(
     json_output: bool,
     default_label: str | None = None,
     labels: bool = True,
-    approval_label: str | None = None,
     confirm_labels: tuple[str, str] | None = None,
 ) -> Outcome:
     if options.max_line_bytes is not None:
@@ -346,7 +345,6 @@ def _run(
         chain = options.build_chain(
             dict(os.environ),
             default_label,
-            approval_label=approval_label,
             confirm_labels=confirm_labels,
         )
     except StartupError as exc:

@@ -12,16 +12,17 @@ import contextlib
 import signal
 import time
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import msgspec
-from prompt_toolkit.application import Application
-from prompt_toolkit.filters import FilterOrBool
+from prompt_toolkit.application import Application, get_app
+from prompt_toolkit.filters import Condition, FilterOrBool, to_filter
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
+from prompt_toolkit.layout import Container, FormattedTextControl, HSplit, Window
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
@@ -151,6 +152,31 @@ def _before_next_flush(output: Output, act: Callable[[], None]) -> None:
     output.flush = act_then_flush  # type: ignore[method-assign]
 
 
+class TooSmall(Window):
+    """What a screen shows in its place when the terminal cannot hold it."""
+
+
+TOO_SMALL_TEXT = (
+    "The terminal is too small to show this question: make it larger, or press Esc to cancel."
+)
+
+
+def stack(children: Sequence[Container], *, key_bindings: KeyBindings | None = None) -> HSplit:
+    """``children`` top to bottom; `TooSmall` in their place when they do not
+    fit. Every screen's rows are laid out by this, so `screen_shown` knows."""
+    notice = FormattedTextControl([("class:warning", TOO_SMALL_TEXT)])
+    return HSplit(
+        children, key_bindings=key_bindings, window_too_small=TooSmall(notice, wrap_lines=True)
+    )
+
+
+@Condition
+def screen_shown() -> bool:
+    """The last frame showed the screen, not `TooSmall` in its place. A key
+    acts only then: a move then Enter must not approve a plan nobody can see."""
+    return not any(isinstance(window, TooSmall) for window in get_app().layout.visible_windows)
+
+
 # Glyphs carry every state, so nothing depends on colour alone.
 POINTER = "\u276f"  # heavy right-pointing angle
 TICKED = "◉"
@@ -232,16 +258,6 @@ def is_plan_review(question: AskUserQuestionItem) -> bool:
     return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
 
 
-def approval_of(question: AskUserQuestionItem, confirm_yes: str | None) -> str | None:
-    """The option of ``question`` that approves: its intent's ``approve``,
-    else ``confirm_yes`` (``userq confirm``'s yes) when it is one of its
-    options. That option takes a deliberate act: see `listview.Item.approves`."""
-    approve = question.approving_label
-    if approve is None and confirm_yes is not None and confirm_yes in question.labels:
-        return confirm_yes
-    return approve
-
-
 def make_style(no_color: bool) -> Style:
     rules = _MONOCHROME if no_color else _COLOURS
     return Style([(name, rules.get(name, "")) for name in _COLOURS])
@@ -317,13 +333,21 @@ def _on_resume(loop: asyncio.AbstractEventLoop, app: Application[Any]) -> Callab
 
 
 def bind(
-    kb: KeyBindings, keys: Iterable[str], handler: Handler, *, when: FilterOrBool = True
+    kb: KeyBindings,
+    keys: Iterable[str],
+    handler: Handler,
+    *,
+    when: FilterOrBool = True,
+    while_too_small: bool = False,
 ) -> None:
     """Bind each of ``keys`` (single keys, or space-separated sequences) to
-    ``handler``: a prompt declares its whole key map as one table of these."""
+    ``handler``: a prompt declares its whole key map as one table of these.
+    While the terminal is too small to show the screen, only the keys bound
+    ``while_too_small`` (cancelling) act."""
+    active = to_filter(when) if while_too_small else to_filter(when) & screen_shown
     for key in keys:
         guarded = _unless_echo_of_pick(handler) if key == "enter" else handler
-        kb.add(*key.split(" "), filter=when, eager=True)(guarded)
+        kb.add(*key.split(" "), filter=active, eager=True)(guarded)
 
 
 def _unless_echo_of_pick(handler: Handler) -> Handler:

@@ -30,7 +30,6 @@ from .common import (
     Answer,
     Cancelled,
     EnterGuard,
-    approval_of,
     bind,
     guard_enter,
     is_plan_review,
@@ -71,9 +70,6 @@ class RequestInfo(msgspec.Struct):
     #: The option the cursor starts on wherever a question offers it, so
     #: Enter picks it (``userq confirm --default``); never an answer by itself.
     default_label: str | None = None
-    #: ``userq confirm``'s yes: an approval like an intent's ``approve``
-    #: (the cursor starts on it only when it is the ``default_label``).
-    approval_label: str | None = None
     #: The running Application, so the answerer can ask for a redraw when
     #: the queue changes.
     app: Application[dict[str, Answer]] | None = None
@@ -168,7 +164,7 @@ class _Flow:
     def keys(self) -> KeyBindings:
         kb = KeyBindings()
         # Screens bind Esc themselves where it means "leave this mode".
-        bind(kb, ["c-c", "escape"], self._cancel)
+        bind(kb, ["c-c", "escape"], self._cancel, while_too_small=True)
         return kb
 
     def _cancel(self, event: KeyPressEvent) -> None:
@@ -271,12 +267,11 @@ class _Flow:
 
                 state = new_plan_state(question)
             else:
-                approve = approval_of(question, self.info.approval_label)
-                state = new_state(question, approve=approve)
+                state = new_state(question, approve=question.approving_label)
             default = self.info.default_label
-            # confirm --default yes starts on yes; nothing starts on an
-            # intent's approving option (new_state keeps the cursor off it).
-            if isinstance(state, SelectState) and default != question.approving_label:
+            # Only confirm --default yes starts on an approving option: the
+            # human named it (new_state keeps the cursor off it otherwise).
+            if isinstance(state, SelectState):
                 _start_on(state, default)
             self.states[question.id] = state
         answer = self.answers.get(question.id)

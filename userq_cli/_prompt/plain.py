@@ -26,7 +26,7 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.utils import get_cwidth
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import Answer, Cancelled, approval_of, bind, is_plan_review, run
+from .common import Answer, Cancelled, bind, is_plan_review, run
 from .flow import ESC_TIMEOUT, RequestInfo
 from .sanitize import clean
 from .terminal import PlainTerminal, discard_typeahead
@@ -117,7 +117,7 @@ async def _ask_one(
     turn: _Turn, questions: Sequence[AskUserQuestionItem], index: int, info: RequestInfo
 ) -> Answer | _Back:
     question = questions[index]
-    approve = approval_of(question, info.approval_label)
+    approve = question.approving_label
     _describe(turn.term, question, index, len(questions), approve)
     if turn.current is not None:
         turn.term.write(f"  Current answer: {_summary(turn.current)}\n")
@@ -126,10 +126,9 @@ async def _ask_one(
     elif question.multi_select:
         answer = await _multi(turn, question, approve)
     else:
-        # With a default (confirm --default), an empty line picks it; never
-        # an intent's approving option.
-        default = info.default_label if info.default_label != question.approving_label else None
-        answer = await _single(turn, question, default)
+        # With a default (confirm --default, named by the human, even yes),
+        # an empty line picks it.
+        answer = await _single(turn, question, info.default_label)
     if isinstance(answer, Answer):
         turn.term.write(f"  -> {_summary(answer)}\n")
     return answer

@@ -16,10 +16,10 @@ from collections.abc import Callable, Sequence
 import msgspec
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings
-from prompt_toolkit.layout import HSplit, Window
+from prompt_toolkit.layout import Window
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import APPROVE_MARK, DECLINE_MARK, bind, is_plan_review, untrusted
+from .common import APPROVE_MARK, DECLINE_MARK, bind, is_plan_review, stack, untrusted
 from .legend import legend_window
 from .listview import Item
 from .screen import Context, Screen, question_lines, text_window, title_window
@@ -36,7 +36,7 @@ _INLINE = re.compile(r"(`[^`]+`|\*\*[^*]+\*\*|__[^_]+__|\*[^*\s][^*]*\*|_[^_\s][
 
 def plan_items(question: AskUserQuestionItem) -> list[Item]:
     """Decisions: the approve option marked ✔, the others ✘, then Other (if allowed)."""
-    approve = question.intent.approve if question.intent else None
+    approve = question.approving_label
     rows = [
         Item(o.label, o.description, style="class:approve", mark=f"{APPROVE_MARK} ", approves=True)
         if o.label == approve
@@ -82,7 +82,7 @@ def pager_screen(
     bind(kb, ["end", "G"], lambda e: pager.scroll(pager.total))
     bind(kb, ["q", "escape", "enter", "d", "c-o"], lambda e: close())
     legend = [("↑↓ PgUp/PgDn", "scroll"), ("q/Esc/Enter", "back to the question")]
-    container = HSplit(
+    container = stack(
         [
             title_window(title),
             text_window(question_lines(question), chrome=True),

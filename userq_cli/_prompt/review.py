@@ -9,11 +9,11 @@ from prompt_toolkit.application import get_app
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings
-from prompt_toolkit.layout import Dimension, HSplit, Window
+from prompt_toolkit.layout import Dimension, Window
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import POINTER, Answer, bind, picked, untrusted
+from .common import POINTER, Answer, bind, picked, stack, untrusted
 from .legend import legend_window
 from .listview import number_column, scrolled
 from .numbers import NumberEntry
@@ -95,7 +95,7 @@ def review_screen(
         ("Esc", "cancel"),
     ]
     body = Window(_ReviewRows(questions, answers, state), height=Dimension(min=3))
-    container = HSplit(
+    container = stack(
         [
             title_window(title),
             text_window(

@@ -24,7 +24,7 @@ from prompt_toolkit.layout import (
 )
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import Answer, untrusted
+from .common import Answer, stack, untrusted
 from .legend import CHROME_WEIGHT, Pair, legend_window
 from .wrap import Line, Piece, WrappedText, fill, wrap
 
@@ -133,4 +133,4 @@ def frame(
         )
     )
     parts.append(legend_window(legend))
-    return HSplit(parts, key_bindings=key_bindings)
+    return stack(parts, key_bindings=key_bindings)

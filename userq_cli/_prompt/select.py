@@ -17,11 +17,11 @@ from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, HSplit, Window
+from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, Window
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import Answer, bind, picked, untrusted
+from .common import Answer, bind, picked, screen_shown, stack, untrusted
 from .legend import Pair
 from .listview import Item, ListState, OptionList
 from .numbers import NumberEntry
@@ -119,7 +119,10 @@ class _Select:
         self.detail = DetailPane(question, "d") if question.detail and pager is None else None
         state.mode = "list"  # a screen (re)opens on its list
         self.numbers = NumberEntry(self._numbered_rows, self._show_number, self._pick_number)
-        self.other_buffer = Buffer(multiline=False, name=f"other:{question.id}")
+        # Typed text is a key that acts, too: none while the screen is not shown.
+        self.other_buffer = Buffer(
+            multiline=False, name=f"other:{question.id}", read_only=~screen_shown
+        )
         self.list_window = Window(
             OptionList(lambda: self.list, self._other_text),
             height=Dimension(min=min(len(self.list.items), 5)),
@@ -145,7 +148,7 @@ class _Select:
         detail: Container | None = self.detail.window if self.detail else None
         if self.pager is not None:
             pager = self.pager
-            detail = HSplit(
+            detail = stack(
                 [
                     Window(pager, height=Dimension(min=3, weight=3)),
                     Window(

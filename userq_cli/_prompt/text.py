@@ -16,7 +16,7 @@ from prompt_toolkit.layout import Dimension, Window
 from prompt_toolkit.layout.controls import BufferControl
 
 from .._protocol.messages import AskUserQuestionItem
-from .common import POINTER, Answer, bind
+from .common import POINTER, Answer, bind, screen_shown
 from .legend import Pair
 from .screen import Context, DetailPane, Screen, frame
 
@@ -40,6 +40,7 @@ def text_screen(question: AskUserQuestionItem, state: TextState, ctx: Context) -
         raise ValueError(f"question {question.id!r} has options: use a select screen")
     buffer = Buffer(
         multiline=False,
+        read_only=~screen_shown,  # typing is a key that acts: none while hidden
         document=Document(state.text),
         name=f"text:{question.id}",
         on_text_changed=lambda buf: _edited(state, buf),

@@ -89,7 +89,7 @@ def fit_answer(
         # Every label given is an option exactly when the distinct labels
         # chosen are as many as the distinct labels given.
         if len(set(chosen)) == len(given) and (
-            len(chosen) <= 1 or (question.multi_select and question.intent is None)
+            len(chosen) <= 1 or (question.multi_select and question.approving_label is None)
         ):
             return AskUserQuestionAnswerItem(id=question.id, selected=chosen)
     selected, custom = _split(question, value)

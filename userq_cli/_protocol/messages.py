@@ -101,6 +101,10 @@ class AskUserQuestionItem(Part, kw_only=True, forbid_unknown_fields=True):
     #: A userq extension: False offers no "Other" (free text instead of, or
     #: beside, the options) on a question with options.
     allow_other: bool = True
+    #: A userq extension: the option that approves, on a question with no
+    #: intent to name it (``userq confirm``'s yes), so that a relay peer or a
+    #: listener also takes it as an approval. An intent's ``approve`` wins.
+    approve: str | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -109,9 +113,11 @@ class AskUserQuestionItem(Part, kw_only=True, forbid_unknown_fields=True):
     @property
     def approving_label(self) -> str | None:
         """The option that approves: the intent's ``approve`` (a
-        ``plan-review`` always names one), or None."""
+        ``plan-review`` always names one), else the question's, or None."""
         intent = self.intent
-        return intent.approve if intent is not None else None
+        if intent is not None and intent.approve is not None:
+            return intent.approve
+        return self.approve
 
 
 class AgentRef(Part, kw_only=True):

@@ -409,15 +409,17 @@ def check_unique(request: AskUserQuestionRequest) -> None:
 def passes_stateless_checks(request: AskUserQuestionRequest) -> bool:
     """Whether `check_unique`, `check_not_empty` and `check_intents` would
     all pass, found in one pass for the usual ask (questions with distinct
-    ids and labels, and no intent). False only says that they must be made,
-    in the order of the codes: an intent, valid or not, is left to them."""
+    ids and labels, and no intent or ``approve``). False only says that they
+    must be made, in the order of the codes: an approval hint, valid or not,
+    is left to them."""
     questions = request.questions
     if len(questions) == 1:  # most asks: `_distinct_labels` in line
         question = questions[0]
-        return question.intent is None and _distinct_labels(question)
+        return question.intent is None and question.approve is None and _distinct_labels(question)
     ids = set()
     for question in questions:
-        if question.intent is not None or not _distinct_labels(question):
+        approval = question.intent is not None or question.approve is not None
+        if approval or not _distinct_labels(question):
             return False
         ids.add(question.id)
     return 1 < len(ids) == len(questions)
@@ -466,33 +468,59 @@ def check_not_empty(request: AskUserQuestionRequest) -> None:
 
 
 def check_intents(request: AskUserQuestionRequest) -> None:
+    """BAD_INTENT for an intent, or a question's ``approve``, that does not
+    fit its question."""
     for index, question in enumerate(request.questions):
-        if question.intent is None:
+        if question.intent is None and question.approve is None:
             continue  # most questions: nothing to check
-        problem = _intent_problem(question, question.intent)
+        found = _approval_problem(question)
+        if found:
+            field, problem = found
+            raise UserQuestionError("BAD_INTENT", f"$.questions[{index}].{field}: {problem}")
+
+
+def _approval_problem(question: AskUserQuestionItem) -> tuple[str, str] | None:
+    """The field at fault and what is wrong with it, or None."""
+    intent = question.intent
+    problem = _intent_problem(question, intent) if intent is not None else None
+    if problem:
+        return "intent", problem
+    approve = question.approve
+    if approve is not None:
+        problem = _not_an_option(question, approve)
+        if not problem and intent is not None and intent.approve not in (None, approve):
+            problem = f"approve {quote(approve)} differs from the intent's {quote(intent.approve)}"
         if problem:
-            raise UserQuestionError("BAD_INTENT", f"$.questions[{index}].intent: {problem}")
+            return "approve", problem
+    problem = _only_choice(question)
+    if problem:
+        return ("intent" if intent is not None and intent.approve else "approve"), problem
+    return None
 
 
 def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent) -> str | None:
     if not question.detail:
         return f"intent {quote(intent.kind)} on question {quote(question.id)}, which has no detail"
-    if intent.approve is not None and intent.approve not in question.labels:
-        return (
-            f"approve {quote(intent.approve)} is not one of the options of question"
-            f" {quote(question.id)}"
-        )
-    if intent.kind == "plan-review" and intent.approve is None:
+    if intent.approve is not None:
+        return _not_an_option(question, intent.approve)
+    if intent.kind == "plan-review":
         return f"plan-review intent on question {quote(question.id)} has no approve"
-    if (
-        intent.approve is not None
-        and not question.allow_other
-        and question.labels == [intent.approve]
-    ):
+    return None
+
+
+def _not_an_option(question: AskUserQuestionItem, approve: str) -> str | None:
+    if approve in question.labels:
+        return None
+    return f"approve {quote(approve)} is not one of the options of question {quote(question.id)}"
+
+
+def _only_choice(question: AskUserQuestionItem) -> str | None:
+    approve = question.approving_label
+    if approve is not None and not question.allow_other and question.labels == [approve]:
         # Approving is a deliberate choice among others; here a human could
         # only approve, or dismiss the question.
         return (
-            f"approve {quote(intent.approve)} is the only choice of question"
+            f"approve {quote(approve)} is the only choice of question"
             f" {quote(question.id)}, which takes no Other: give an option that declines"
         )
     return None

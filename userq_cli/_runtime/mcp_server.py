@@ -85,7 +85,9 @@ labels chosen (`selected`) and any text typed instead (`custom`); an empty \
 
 To ask for approval of a plan, put the whole plan in `detail` and set \
 `intent` to {"kind": "plan-review", "approve": "<the label that approves>"}, \
-that label being one of the options; anything else is not an approval.
+that label being one of the options; anything else is not an approval. \
+For a yes/no approval with no plan, set `approve` on the question to the \
+label that approves instead.
 
 If the result is an error, read `error.code`: NO_PROVIDER means nobody \
 could answer, so do not assume an answer; ASK_CANCELLED means the human \
@@ -118,9 +120,9 @@ _ADVICE = {
     ),
     "EMPTY_QUESTIONS": "The call has no questions: give at least one and call again.",
     "BAD_INTENT": (
-        "An intent does not fit its question: an intent needs a `detail`, and a"
-        " plan-review needs `approve` naming one of the question's option labels."
-        " Fix it and call again."
+        "An intent, or a question's `approve`, does not fit its question: an intent"
+        " needs a `detail`, a plan-review needs `approve`, and `approve` names one of"
+        " the question's option labels. Fix it and call again."
     ),
     "BAD_ANSWER": (
         "An answer given for this question does not fit it (the message names where it"

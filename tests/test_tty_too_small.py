@@ -1,0 +1,92 @@
+"""A terminal too small to show the question: no key acts but cancelling.
+
+Below a few rows the prompt draws a notice in place of the question. Keys
+still reached the hidden screen, so a move then Enter approved a plan
+nobody could see. Now every key but Esc and Ctrl-C does nothing until the
+terminal is large enough again, when the prompt takes keys as before.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+import pytest
+from processes import USERQ
+from ptyterm import CTRL_C, DOWN, ENTER, ESC, KEYS, UP, Term
+
+from userq_cli._prompt.common import TOO_SMALL_TEXT
+from userq_cli._runtime.exit_status import ExitStatus
+
+ROWS, COLS = 3, 60
+#: Every single key a person might press, in one burst, but the two that
+#: cancel; then a move and Enter.
+SWEEP = "".join(key for key in KEYS.values() if key not in (CTRL_C, ESC)) + UP + ENTER
+
+COMMANDS = {
+    "plan review": ["review", "{plan}"],
+    "confirm": ["confirm", "Delete the build directories?"],
+    "single select": ["ask", "Deploy where?", "-o", "staging", "-o", "production"],
+    "multi-select": ["ask", "Which checks?", "--multi", "-o", "lint", "-o", "tests"],
+    "free text": ["ask", "Project name?"],
+}
+
+
+def start(tmp_path: Path, kind: str) -> tuple[Term, Path]:
+    plan = tmp_path / "plan.md"
+    plan.write_text("# Plan\n\n1. Build.\n2. Deploy.\n")
+    argv = [USERQ, *(arg.format(plan=plan) for arg in COMMANDS[kind])]
+    out = tmp_path / "out"
+    term = Term(f"exec {shlex.join(argv)} > {out}", rows=ROWS, cols=COLS)
+    term.wait_for(TOO_SMALL_TEXT.split(":")[0])
+    return term, out
+
+
+#: What answers at once on some screen of a usual size, then the sweep (in
+#: which a key that changes mode, such as "/", could hide the keys after it).
+KEYS = {
+    "1": "1",
+    "2": "2",
+    "Up Enter": UP + ENTER,
+    "Down Enter": DOWN + ENTER,
+    "Enter": ENTER,
+    "s": "s",
+    "text Enter": "x" + ENTER,
+    "every key": SWEEP,
+}
+
+
+@pytest.mark.parametrize("keys", KEYS.values(), ids=KEYS)
+@pytest.mark.parametrize("kind", COMMANDS)
+def test_no_key_answers_while_the_terminal_is_too_small(
+    tmp_path: Path, kind: str, keys: str
+) -> None:
+    term, out = start(tmp_path, kind)
+    try:
+        term.press(keys, CTRL_C)  # keys are read in order: had one answered, Ctrl-C came too late
+        assert term.wait_exit() == ExitStatus.CANCELLED
+    finally:
+        term.close()
+    assert out.read_text() == ""
+
+
+def test_esc_cancels_while_the_terminal_is_too_small(tmp_path: Path) -> None:
+    term, out = start(tmp_path, "plan review")
+    try:
+        term.press(ESC)
+        assert term.wait_exit() == ExitStatus.CANCELLED
+    finally:
+        term.close()
+    assert out.read_text() == ""
+
+
+def test_keys_act_again_once_the_terminal_is_large_enough(tmp_path: Path) -> None:
+    term, out = start(tmp_path, "single select")
+    try:
+        term.resize(24, 80)
+        term.wait_for("2. production")
+        term.press(DOWN, ENTER)
+        assert term.wait_exit() == 0
+    finally:
+        term.close()
+    assert out.read_text() == "production\n"
