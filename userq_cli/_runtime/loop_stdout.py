@@ -17,7 +17,8 @@ import select
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from .stdio import STOP_GRACE, WRITE_BACKLOG, WRITE_CHUNK
+from .._answerers.writes import WRITE_CHUNK
+from .stdio import STOP_GRACE, WRITE_BACKLOG
 
 
 class LoopStdout:

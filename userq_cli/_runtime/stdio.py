@@ -9,6 +9,7 @@ import signal
 from collections.abc import Callable
 
 from .._answerers.diagnostics import say
+from .._answerers.writes import WRITE_CHUNK, write_some
 from .._protocol.framing import READ_CHUNK
 from .exit_status import STOP_SIGNALS
 
@@ -22,9 +23,6 @@ STOP_GRACE = 1.0
 #: being read (the event loop's stdout, a `userq listen` client): such a
 #: reader cannot make userq hold unbounded output.
 WRITE_BACKLOG = 1 << 20
-#: The most written at once after stdout polled writable: a pipe that has
-#: room at all takes this much without blocking.
-WRITE_CHUNK = select.PIPE_BUF
 
 
 def write_responses(sink: Sink, data: bytes) -> bool:
@@ -86,7 +84,7 @@ class FdSink:
             left = memoryview(data)
             while left:
                 self._await_writable(wakeup_read)
-                left = left[_write_some(self.fd, left[:WRITE_CHUNK]) :]
+                left = left[write_some(self.fd, left[:WRITE_CHUNK]) :]
         finally:
             signal.set_wakeup_fd(previous)
 
@@ -110,11 +108,3 @@ class FdSink:
             self._wakeup = read_end
             self._wakeup_write = write_end
         return self._wakeup, self._wakeup_write
-
-
-def _write_some(fd: int, data: memoryview) -> int:
-    """os.write, 0 when a stdout someone else made non-blocking is full."""
-    try:
-        return os.write(fd, data)
-    except BlockingIOError:
-        return 0
