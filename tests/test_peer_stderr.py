@@ -266,3 +266,31 @@ def test_a_child_that_left_the_peers_group_holding_its_stderr_does_not_hold_user
     finally:
         os.kill(int(pid_file.read_text()), signal.SIGKILL)
     tally(FIGURE, case="child in a session of its own holding stderr")
+
+
+def test_a_jammed_stderr_under_placeholder_heavy_lines_holds_neither_timeout_nor_sigterm(
+    tally: Callable[..., None],
+) -> None:
+    """Each NUL the peer writes is shown as ``␀``, three bytes: its 4000-byte
+    lines become 12 kB writes, more than a pipe with a page free takes. They
+    go out in pieces that such a pipe takes whole, so the ask's timeout
+    and a stop signal act while nobody reads userq's stderr."""
+    hello = shlex.quote(json.dumps(HELLO))
+    flood = "i=0; while [ $i -lt 40 ]; do head -c 4000 /dev/zero; echo; i=$((i+1)); done >&2"
+    peer = f"sh -c {shlex.quote(f'read greeting; echo {hello}; {flood}; sleep 30')}"
+    timeout = 3
+    with Serve("--answerers", "relay", "--relay", peer) as userq:  # stderr: never read
+        assert userq.proc.stderr is not None
+        userq.send({**ASK, "timeout": timeout})
+        asked = time.monotonic()
+        wait_full(userq.proc.stderr.fileno())
+        timed_out = userq.read(timeout=timeout + 20)
+        assert (timed_out["id"], error_code(timed_out)) == ("r", "ASK_ABORTED")
+        took = time.monotonic() - asked
+        assert took < timeout + 5, f"timed out after {took:.1f} s"
+        begun = time.monotonic()
+        userq.proc.send_signal(signal.SIGTERM)
+        assert userq.wait(timeout=4 * GRACE.exit + 10) == 128 + signal.SIGTERM
+        took = time.monotonic() - begun
+        assert took < 3 * GRACE.exit + 3, f"{took:.1f} s"
+    tally(FIGURE, case="userq's stderr not read, placeholder-heavy lines")

@@ -12,10 +12,13 @@ remote's text after ``remote:``), so the user sees whose words they are.
 - The pipe is read for as long as the peer runs, whatever becomes of
   userq's own stderr (`say` gives a failing one up): a peer never blocks on
   a full stderr pipe.
-- A line is written once userq's stderr has room for it (`_room`): a reader
-  of userq's stderr that does not read holds up the peer, as it did when
-  the peer wrote there itself, never the event loop (signals, timeouts,
-  the prompt).
+- The lines one read yields go out together, as `say` shows them, in
+  pieces of at most WRITE_CHUNK bytes, each once userq's stderr has room
+  for it (`_room`), which a pipe with room takes whole: a reader of
+  userq's stderr that does not read holds up the peer, as it did when the
+  peer wrote there itself, never the event loop (signals, timeouts, the
+  prompt). Placeholders make a cut line several pages long; a piece ends
+  after a line where one ends within it.
 - Once the peer is gone (`PeerStderr.finish`), what the pipe holds is
   shown, a last line without a newline too, before userq goes on or ends;
   then the pipe is closed, whoever else holds it open (a child of the peer
@@ -32,7 +35,9 @@ import sys
 
 from .._protocol.framing import READ_CHUNK
 from .._protocol.limits import MAX_PEER_STDERR_LINE
-from .diagnostics import say
+from .diagnostics import diagnostic, say, stderr_or_nothing
+from .socket_path import reason
+from .writes import WRITE_CHUNK, write_some
 
 #: Before each line of the peer's stderr.
 PREFIX = "relay peer: "
@@ -115,10 +120,11 @@ class PeerStderr:
         try:
             while await self._take() and not self._ending:
                 await self._readable()
-            for line in self._lines.close():  # its last line, if it had no newline
-                await _say(line)
+            await _pass_on(self._lines.close())  # its last line, if it had no newline
+        except OSError as exc:
+            say(f"the relay peer's stderr could not be read: {reason(exc)}")
         except Exception as exc:  # a bug here must not end the ask, nor print a traceback
-            say(f"the relay peer's stderr could not be read ({exc!r})")
+            say(f"the relay peer's stderr could not be passed on (a bug in userq: {exc})")
         finally:
             os.close(self._fd)
 
@@ -131,8 +137,7 @@ class PeerStderr:
                 return True
             if not data:
                 return False
-            for line in self._lines.feed(data):
-                await _say(line)
+            await _pass_on(self._lines.feed(data))
             await asyncio.sleep(0)  # a peer that writes without pause shares the loop
 
     async def _readable(self) -> None:
@@ -149,9 +154,39 @@ class PeerStderr:
             self._ready.set_result(None)
 
 
-async def _say(line: str) -> None:
-    await _room()
-    say(PREFIX + line)
+async def _pass_on(lines: list[str]) -> None:
+    """The peer's ``lines`` on userq's stderr, as `say` shows them (and, as
+    it does, giving up a stderr that fails), in pieces that wait for room."""
+    if not lines:
+        return
+    text = "".join(diagnostic(PREFIX + line) for line in lines)
+    with stderr_or_nothing():
+        fd = _descriptor()
+        if fd is None:  # userq run in-process: nothing to wait for
+            print(text, end="", file=sys.stderr, flush=True)
+            return
+        data = text.encode(sys.stderr.encoding, sys.stderr.errors or "strict")
+        done = 0
+        while done < len(data):
+            await _room(fd)
+            done += write_some(fd, data[done : _piece_end(data, done)])
+
+
+def _piece_end(data: bytes, start: int) -> int:
+    """Where the piece of ``data`` from ``start`` ends: at most WRITE_CHUNK
+    bytes on, after the last line that ends within them if one does."""
+    end = start + WRITE_CHUNK
+    if end >= len(data):
+        return len(data)
+    return data.rfind(b"\n", start, end) + 1 or end
+
+
+def _descriptor() -> int | None:
+    """userq's stderr's file descriptor, if it has one."""
+    try:
+        return sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 #: The wait for room on userq's stderr, shared by every peer's lines: the
@@ -159,15 +194,11 @@ async def _say(line: str) -> None:
 _ROOM: asyncio.Future[None] | None = None
 
 
-async def _room() -> None:
-    """Until userq's stderr takes a write without blocking (a pipe with a
-    page free, a terminal not stopped by Ctrl-S); at once if stderr was given
-    up (/dev/null) or is a file."""
+async def _room(fd: int) -> None:
+    """Until userq's stderr, ``fd``, takes a write of WRITE_CHUNK bytes
+    without blocking (a pipe with a page free, a terminal not stopped by
+    Ctrl-S); at once if stderr was given up (/dev/null) or is a file."""
     global _ROOM
-    try:
-        fd = sys.stderr.fileno()
-    except (AttributeError, OSError, ValueError):
-        return  # not a descriptor (userq run in-process): nothing to wait for
     poller = select.poll()
     poller.register(fd, select.POLLOUT)
     if poller.poll(0):

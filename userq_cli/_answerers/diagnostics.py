@@ -7,19 +7,34 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def say(text: str) -> None:
-    """``userq: TEXT`` on stderr; if stderr fails, it is given up for
-    good (later diagnostics would fail the same way, and Python's own flush
-    at exit would turn the failure into exit status 120)."""
+    """``userq: TEXT`` on stderr (`diagnostic`), unless stderr has failed
+    (`stderr_or_nothing`)."""
+    with stderr_or_nothing():
+        print(diagnostic(text), end="", file=sys.stderr, flush=True)
+
+
+def diagnostic(text: str) -> str:
+    """``userq: TEXT`` and a newline, cleaned: a diagnostic may quote what a
+    relay peer, a listener or a caller wrote (an error message, a NO_PROVIDER
+    reason), and stderr is usually a terminal. The same placeholders as the
+    prompt's (␛, <U+202E>)."""
     # Imported here: only a run with something to say pays for it.
     from .._prompt.sanitize import clean
 
-    # Cleaned: a diagnostic may quote what a relay peer, a listener or a
-    # caller wrote (an error message, a NO_PROVIDER reason), and stderr is
-    # usually a terminal. The same placeholders as the prompt's (␛, <U+202E>).
+    return f"userq: {clean(text, multiline=True)}\n"
+
+
+@contextmanager
+def stderr_or_nothing() -> Iterator[None]:
+    """Around writes to stderr: if one fails, stderr is given up for good
+    (later diagnostics would fail the same way, and Python's own flush at
+    exit would turn the failure into exit status 120)."""
     try:
-        print(f"userq: {clean(text, multiline=True)}", file=sys.stderr, flush=True)
+        yield
     except (OSError, ValueError):
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (stderr for the rest of the run)
