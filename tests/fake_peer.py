@@ -20,7 +20,8 @@ of sleeping (and ``env NAME=value ...`` for the variables named in
 - ``error CODE``: end every ask with the error CODE (its message: the
   variable ``FAKE_PEER_MESSAGE``, if set).
 
-With ``FAKE_PEER_LAST_WORDS=N``, it writes N lines on stderr as it ends
+With ``FAKE_PEER_SOURCE=NAME``, its answers give NAME as every question's
+source (``defaults``: as a policy would). With ``FAKE_PEER_LAST_WORDS=N``, it writes N lines on stderr as it ends
 (``last words 0`` ..., the last without a newline), at the end of its input
 or as it dies.
 """
@@ -85,7 +86,9 @@ def ask(mode: str, arg: str, request: dict[str, object]) -> None:
         item = json.loads(arg) if arg else {"selected": []}
         items = [{"id": q["id"], **item} for q in questions[: 1 if mode == "partial" else None]]
         ask_id = "never-sent" if mode == "wrong-id" else request["id"]
-        respond({"type": "answer", "id": ask_id, "answers": items, "sources": {}})
+        source = os.environ.get("FAKE_PEER_SOURCE")
+        sources = {item["id"]: source for item in items} if source else {}
+        respond({"type": "answer", "id": ask_id, "answers": items, "sources": sources})
     elif mode == "error":
         message = os.environ.get("FAKE_PEER_MESSAGE", f"fake {arg}")
         error = {"name": "UserQuestionError", "code": arg, "message": message}

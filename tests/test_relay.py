@@ -339,6 +339,46 @@ def test_a_peer_answer_that_does_not_fit_is_bad_answer(status: Fifo) -> None:
     assert 'the relay answer {"selected":["Maybe"]} does not fit' in message
 
 
+#: An approval as userq confirm sends it (the question's approve), and one
+#: as a plan review does (an intent's), and a question that is no approval.
+APPROVAL_QUESTIONS = {
+    "approve": question("go", "Deploy?", "Yes", "No", approve="Yes"),
+    "intent": question(
+        "go", "Deploy?", "Yes", "No", detail="diff", intent={"kind": "gate", "approve": "Yes"}
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", APPROVAL_QUESTIONS)
+def test_an_approval_by_the_peers_policy_is_not_taken(status: Fifo, kind: str) -> None:
+    """A peer older than the question's approve answers it by its defaults
+    policy (the first option: Yes); userq takes no approval from a policy,
+    so the question goes on down the chain."""
+    args, env = fake_relay(status, "answer", '{"selected": ["Yes"]}')
+    env["FAKE_PEER_SOURCE"] = "defaults"
+    asked = ask("r1", APPROVAL_QUESTIONS[kind])
+    result = run_userq([asked], "--answerers", "relay", *args, env=env)
+    code, message = error_of(responses(result)[0])
+    assert code == "NO_PROVIDER"
+    assert 'approved "go" by its defaults policy' in message
+    # With someone after it in the chain, that one answers.
+    env["USERQ_ANSWER_GO"] = "No"
+    result = run_userq([asked], "--answerers", "relay,env", *args, env=env)
+    assert responses(result)[0]["sources"] == {"go": "env"}
+
+
+@pytest.mark.parametrize(
+    ("source", "answer"), [("tty", ["Yes"]), ("defaults", ["No"])], ids=["human", "policy"]
+)
+def test_what_else_a_peer_answers_is_taken(status: Fifo, source: str, answer: list[str]) -> None:
+    """A human's approval at the peer, and a policy's answer that declines."""
+    args, env = fake_relay(status, "answer", json.dumps({"selected": answer}))
+    env["FAKE_PEER_SOURCE"] = source
+    asked = ask("r1", APPROVAL_QUESTIONS["approve"])
+    result = run_userq([asked], "--answerers", "relay", *args, env=env)
+    assert answers_of(responses(result)[0]) == {"go": {"selected": answer}}
+
+
 def test_a_peer_answer_that_leaves_a_question_out_aborts_the_ask(status: Fifo) -> None:
     args, env = fake_relay(status, "partial")
     both = ask("r1", question("a", "A?"), question("b", "B?"))

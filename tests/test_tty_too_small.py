@@ -1,8 +1,8 @@
 """A terminal too small to show the question: no key acts but cancelling.
 
-Below a few rows the prompt draws a notice in place of the question. Keys
-still reached the hidden screen, so a move then Enter approved a plan
-nobody could see. Now every key but Esc and Ctrl-C does nothing until the
+Below a few rows, or under `MIN_COLUMNS` columns, the prompt draws a notice
+in place of the question. Keys still reached the hidden (or clipped) screen,
+so a move then Enter approved a plan nobody could see. Now every key but Esc and Ctrl-C does nothing until the
 terminal is large enough again, when the prompt takes keys as before.
 """
 
@@ -15,10 +15,11 @@ import pytest
 from processes import USERQ
 from ptyterm import CTRL_C, DOWN, ENTER, ESC, KEYS, UP, Term
 
-from userq_cli._prompt.common import TOO_SMALL_TEXT
+from userq_cli._prompt.common import MIN_COLUMNS, TOO_SMALL_TEXT
 from userq_cli._runtime.exit_status import ExitStatus
 
-ROWS, COLS = 3, 60
+#: Too few rows for any screen, and too few columns (rows, columns).
+SIZES = {"short": (3, 60), "narrow": (24, MIN_COLUMNS - 1)}
 #: Every single key a person might press, in one burst, but the two that
 #: cancel; then a move and Enter.
 SWEEP = "".join(key for key in KEYS.values() if key not in (CTRL_C, ESC)) + UP + ENTER
@@ -32,19 +33,25 @@ COMMANDS = {
 }
 
 
-def start(tmp_path: Path, kind: str) -> tuple[Term, Path]:
+def notice_shown(term: Term) -> bool:
+    # The notice wraps by characters: its rows, joined, give its text back.
+    return TOO_SMALL_TEXT.split(":")[0] in "".join(term.screen.display)
+
+
+def start(tmp_path: Path, kind: str, size: str = "short") -> tuple[Term, Path]:
     plan = tmp_path / "plan.md"
     plan.write_text("# Plan\n\n1. Build.\n2. Deploy.\n")
     argv = [USERQ, *(arg.format(plan=plan) for arg in COMMANDS[kind])]
     out = tmp_path / "out"
-    term = Term(f"exec {shlex.join(argv)} > {out}", rows=ROWS, cols=COLS)
-    term.wait_for(TOO_SMALL_TEXT.split(":")[0])
+    rows, cols = SIZES[size]
+    term = Term(f"exec {shlex.join(argv)} > {out}", rows=rows, cols=cols)
+    term.wait_for(lambda _: notice_shown(term))
     return term, out
 
 
 #: What answers at once on some screen of a usual size, then the sweep (in
 #: which a key that changes mode, such as "/", could hide the keys after it).
-KEYS = {
+TRIES = {
     "1": "1",
     "2": "2",
     "Up Enter": UP + ENTER,
@@ -56,12 +63,13 @@ KEYS = {
 }
 
 
-@pytest.mark.parametrize("keys", KEYS.values(), ids=KEYS)
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("keys", TRIES.values(), ids=TRIES)
 @pytest.mark.parametrize("kind", COMMANDS)
 def test_no_key_answers_while_the_terminal_is_too_small(
-    tmp_path: Path, kind: str, keys: str
+    tmp_path: Path, kind: str, keys: str, size: str
 ) -> None:
-    term, out = start(tmp_path, kind)
+    term, out = start(tmp_path, kind, size)
     try:
         term.press(keys, CTRL_C)  # keys are read in order: had one answered, Ctrl-C came too late
         assert term.wait_exit() == ExitStatus.CANCELLED
@@ -80,8 +88,9 @@ def test_esc_cancels_while_the_terminal_is_too_small(tmp_path: Path) -> None:
     assert out.read_text() == ""
 
 
-def test_keys_act_again_once_the_terminal_is_large_enough(tmp_path: Path) -> None:
-    term, out = start(tmp_path, "single select")
+@pytest.mark.parametrize("size", SIZES)
+def test_keys_act_again_once_the_terminal_is_large_enough(tmp_path: Path, size: str) -> None:
+    term, out = start(tmp_path, "single select", size)
     try:
         term.resize(24, 80)
         term.wait_for("2. production")
@@ -90,3 +99,11 @@ def test_keys_act_again_once_the_terminal_is_large_enough(tmp_path: Path) -> Non
     finally:
         term.close()
     assert out.read_text() == "production\n"
+
+
+def test_the_docs_give_the_width_the_prompt_needs() -> None:
+    root = Path(__file__).resolve().parent.parent
+    readme = " ".join((root / "README.md").read_text().split())
+    manual = " ".join((root / "man" / "userq.1").read_text().split())
+    assert f"under {MIN_COLUMNS} columns" in readme
+    assert f"under {MIN_COLUMNS} columns" in manual

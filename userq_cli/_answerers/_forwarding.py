@@ -8,7 +8,10 @@ how to name it; the rest is here, once:
 - each ask sends only its open questions, as their sender wrote them
   (`questions_as_sent`), with the time left; the peer's NO_PROVIDER passes
   them on down the chain, and its reason goes to this ask's NO_PROVIDER;
-- a peer that could not be reached at all declines, so the chain goes on.
+- a peer that could not be reached at all declines, so the chain goes on;
+- an approval the peer's own defaults policy chose is not taken (a peer
+  older than the question's ``approve`` would give one): userq never takes
+  an approval from a policy, so the question goes on down the chain.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .._protocol.answer_values import AnswerValue
+from .._protocol.errors import quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.validation import questions_as_sent
 from .chain import ASK_LINE, Answerer, remaining_seconds
@@ -28,6 +32,7 @@ from .reasons import Reasons
 if TYPE_CHECKING:
     import asyncio
 
+    from ._peer_link import Answered
     from ._peer_stream import PeerStream
 
 
@@ -85,16 +90,34 @@ class Forwarding(Answerer):
             self._unreachable = outcome.reason
             return {}
         if isinstance(outcome, Declined):
-            self._declined.note((q.id for q in open_questions), outcome.reason)
+            reason = f"answered NO_PROVIDER: {outcome.reason}"
+            self._declined.note((q.id for q in open_questions), reason)
             return {}
-        return outcome.values
+        return self._taken(outcome, open_questions)
+
+    def _taken(
+        self, outcome: Answered, questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, AnswerValue]:
+        """The peer's answers, but an approval its defaults policy chose."""
+        values: dict[str, AnswerValue] = dict(outcome.values)
+        for question in questions:
+            approve = question.approving_label
+            picked = outcome.values[question.id].selected or ()
+            if question.id in outcome.by_policy and approve in picked:
+                del values[question.id]
+                reason = (
+                    f"approved {quote(question.id)} by its defaults policy, and an approval"
+                    " is never taken from a policy"
+                )
+                self._declined.note([question.id], reason)
+        return values
 
     def why_not(self, question_ids: Sequence[str]) -> str:
         if self._unreachable is not None:
             return self._unreached(self._unreachable)
         reasons = self._declined.take(question_ids)
         if reasons:
-            return f"{self.peer_name} answered NO_PROVIDER: {'; '.join(reasons)}"
+            return f"{self.peer_name} {'; '.join(sorted(reasons))}"
         return f"{self.peer_name} did not answer them"
 
     async def aclose(self) -> None:

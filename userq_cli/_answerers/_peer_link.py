@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from .._protocol.answer_values import AnswerValue, ExplicitAnswer
+from .._protocol.answer_values import ExplicitAnswer
 from .._protocol.client_endpoint import (
     AnswerReceived,
     ClientEndpoint,
@@ -68,7 +68,9 @@ GRACE = Grace()
 
 class Answered(msgspec.Struct, frozen=True):
     sent_id: str
-    values: dict[str, AnswerValue]  # question id -> value, checked by the chain
+    values: dict[str, ExplicitAnswer]  # question id -> value, checked by the chain
+    #: The questions the peer says its defaults policy answered.
+    by_policy: frozenset[str] = frozenset()
 
 
 class Declined(msgspec.Struct, frozen=True):
@@ -166,6 +168,7 @@ def _answer_outcome(held: Held, response: AskUserQuestionAnswer, name: str) -> O
             q: ExplicitAnswer(selected=given[q].selected, custom=given[q].custom)
             for q in held.question_ids
         },
+        frozenset(q for q in held.question_ids if response.sources.get(q) == "defaults"),
     )
 
 

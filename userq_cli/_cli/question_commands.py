@@ -203,7 +203,7 @@ def confirm(
         Default | None,
         typer.Option(
             "--default",
-            help="What Enter picks on the prompt (never an automatic answer).",
+            help="What Enter picks on the prompt; an answer by itself only with --defaults.",
             case_sensitive=False,
         ),
     ] = None,

@@ -22,7 +22,13 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.input.typeahead import clear_typeahead
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.keys import Keys
-from prompt_toolkit.layout import Container, FormattedTextControl, HSplit, Window
+from prompt_toolkit.layout import (
+    Container,
+    DynamicContainer,
+    FormattedTextControl,
+    HSplit,
+    Window,
+)
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
@@ -161,13 +167,31 @@ TOO_SMALL_TEXT = (
 )
 
 
+#: Narrower than this, a screen cannot show an option's number and label (a
+#: list row starts with 6 columns of pointer, number and mark).
+MIN_COLUMNS = 20
+
+
+def too_small() -> TooSmall:
+    notice = FormattedTextControl([("class:warning", TOO_SMALL_TEXT)])
+    return TooSmall(notice, wrap_lines=True)
+
+
 def stack(children: Sequence[Container], *, key_bindings: KeyBindings | None = None) -> HSplit:
     """``children`` top to bottom; `TooSmall` in their place when they do not
     fit. Every screen's rows are laid out by this, so `screen_shown` knows."""
-    notice = FormattedTextControl([("class:warning", TOO_SMALL_TEXT)])
-    return HSplit(
-        children, key_bindings=key_bindings, window_too_small=TooSmall(notice, wrap_lines=True)
-    )
+    return HSplit(children, key_bindings=key_bindings, window_too_small=too_small())
+
+
+def wide_enough(screen: Callable[[], Container]) -> Container:
+    """The container ``screen`` gives, or `TooSmall` in its place on a
+    terminal narrower than `MIN_COLUMNS` (an HSplit knows only its height)."""
+    notice = too_small()
+
+    def shown() -> Container:
+        return screen() if get_app().output.get_size().columns >= MIN_COLUMNS else notice
+
+    return DynamicContainer(shown)
 
 
 @Condition

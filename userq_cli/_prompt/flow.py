@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from prompt_toolkit.application import Application
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import DynamicContainer, Layout
+from prompt_toolkit.layout import Layout
 from prompt_toolkit.output import ColorDepth
 
 from .._protocol.messages import AskUserQuestionItem
@@ -37,6 +37,7 @@ from .common import (
     make_style,
     run,
     untrusted,
+    wide_enough,
 )
 from .notify import origin
 from .screen import Context, Nav, Screen
@@ -120,7 +121,7 @@ async def ask(
         raise ValueError("question ids repeat")
     flow = _Flow(list(questions), info)
     app: Application[dict[str, Answer]] = Application(
-        layout=Layout(DynamicContainer(lambda: flow.screen.container), flow.screen.focus),
+        layout=Layout(wide_enough(lambda: flow.screen.container), flow.screen.focus),
         key_bindings=flow.keys(),
         style=make_style(terminal.no_color),
         color_depth=ColorDepth.DEPTH_1_BIT if terminal.no_color else None,
