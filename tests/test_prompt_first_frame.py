@@ -11,12 +11,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from prompt_driver import DOWN, ENTER, options
+import pytest
+from prompt_driver import CTRL_C, DOWN, ENTER, ESC, UP, options
+from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
 
-from userq_cli._prompt.common import Answer, EnterGuard
+from userq_cli._prompt.common import Answer, Cancelled, EnterGuard
 from userq_cli._prompt.flow import RequestInfo, ask
 from userq_cli._prompt.terminal import Terminal
 
@@ -104,3 +106,53 @@ def test_a_real_terminal_output_writes_the_frame_only_at_its_flush() -> None:
     assert written == []
     output.flush()
     assert "".join(written) == "frame"
+
+
+# --- the screen back after the too-small notice -----------------------------------
+
+
+class SizedOutput(DummyOutput):
+    """An output of a size the test sets, as a terminal window resized."""
+
+    def __init__(self, rows: int, columns: int) -> None:
+        self.size = Size(rows=rows, columns=columns)
+
+    def get_size(self) -> Size:
+        return self.size
+
+
+APPROVAL = options("go", "Yes", "No", approve="Yes")
+
+
+def typed_at_the_notice(at_the_notice: str, at_the_screen: str) -> dict[str, Answer]:
+    """Keys typed while the terminal is too small, read only once a resize
+    has brought the screen back (the loop handled the resize first), then
+    keys typed at the screen."""
+
+    async def run() -> dict[str, Answer]:
+        with create_pipe_input() as keys:
+            output = SizedOutput(3, 80)
+            info = RequestInfo(enter_guard=EnterGuard(clock=lambda: 0.0))
+            asking = asyncio.ensure_future(ask([APPROVAL], Terminal(keys, output), info))
+            while not asking.done() and (info.app is None or info.app.render_counter == 0):
+                await asyncio.sleep(0)
+            assert info.app is not None
+            keys.send_text(at_the_notice)
+            output.size = Size(rows=24, columns=80)
+            info.app._on_resize()  # what SIGWINCH runs: a frame of the whole screen, at once
+            keys.send_text(at_the_screen)
+            return await asyncio.wait_for(asking, 10)
+
+    return asyncio.run(run())
+
+
+def test_keys_typed_at_the_notice_do_not_act_on_the_screen_that_replaces_it() -> None:
+    # Up, Enter at the notice would approve; the Enter typed at the screen
+    # finds the cursor where it started, on the declining option.
+    assert typed_at_the_notice(UP + ENTER, ENTER) == {"go": Answer(selected=("No",))}
+
+
+@pytest.mark.parametrize("key", [ESC, CTRL_C], ids=["Esc", "Ctrl-C"])
+def test_a_cancel_typed_at_the_notice_still_cancels(key: str) -> None:
+    with pytest.raises(Cancelled):
+        typed_at_the_notice(key, "")

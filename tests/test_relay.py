@@ -379,6 +379,18 @@ def test_what_else_a_peer_answers_is_taken(status: Fifo, source: str, answer: li
     assert answers_of(responses(result)[0]) == {"go": {"selected": answer}}
 
 
+def test_a_policy_answer_that_does_not_fit_is_bad_answer(status: Fifo) -> None:
+    """An answer that breaks the approval's rules is BAD_ANSWER whoever gave
+    it, a peer's policy too: not passed on as a refused approval."""
+    args, env = fake_relay(status, "answer", '{"selected": ["Yes", "No"]}')
+    env["FAKE_PEER_SOURCE"] = "defaults"
+    gate = question("go", "Deploy?", "Yes", "No", approve="Yes", multiSelect=True)
+    result = run_userq([ask("r1", gate)], "--answerers", "relay", *args, env=env)
+    code, message = error_of(responses(result)[0])
+    assert code == "BAD_ANSWER"
+    assert "chosen alone" in message
+
+
 def test_a_peer_answer_that_leaves_a_question_out_aborts_the_ask(status: Fifo) -> None:
     args, env = fake_relay(status, "partial")
     both = ask("r1", question("a", "A?"), question("b", "B?"))

@@ -107,3 +107,26 @@ def test_the_docs_give_the_width_the_prompt_needs() -> None:
     manual = " ".join((root / "man" / "userq.1").read_text().split())
     assert f"under {MIN_COLUMNS} columns" in readme
     assert f"under {MIN_COLUMNS} columns" in manual
+
+
+def first_screen(command: str, rows: int) -> str:
+    """What ``command`` first shows at ``rows`` by 80: the notice or its screen."""
+    term = Term(command, rows=rows, cols=80)
+    try:
+        return term.wait_for(lambda text: notice_shown(term) or "Approve" in text)
+    finally:
+        term.close()
+
+
+def test_the_smallest_plan_review_shown_shows_some_of_the_plan(tmp_path: Path) -> None:
+    """At the fewest rows that show a plan review rather than the notice,
+    the pager holds lines of the plan itself, not only its heading."""
+    plan = tmp_path / "plan.md"
+    plan.write_text("# Plan\n\n" + "".join(f"{n}. Step {n:02}\n" for n in range(1, 41)))
+    command = f"exec {shlex.quote(USERQ)} review {plan}"
+    shown = next(
+        (screen for rows in range(8, 30) if "Approve" in (screen := first_screen(command, rows))),
+        None,
+    )
+    assert shown is not None, "no plan review was shown below 30 rows"
+    assert "Step 01" in shown, shown

@@ -21,8 +21,8 @@ from abc import abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .._protocol.answer_values import AnswerValue
-from .._protocol.errors import quote
+from .._protocol.answer_values import AnswerValue, fit_answer
+from .._protocol.errors import UserQuestionError, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.validation import questions_as_sent
 from .chain import ASK_LINE, Answerer, remaining_seconds
@@ -101,9 +101,7 @@ class Forwarding(Answerer):
         """The peer's answers, but an approval its defaults policy chose."""
         values: dict[str, AnswerValue] = dict(outcome.values)
         for question in questions:
-            approve = question.approving_label
-            picked = outcome.values[question.id].selected or ()
-            if question.id in outcome.by_policy and approve in picked:
+            if question.id in outcome.by_policy and _approves(question, values[question.id]):
                 del values[question.id]
                 reason = (
                     f"approved {quote(question.id)} by its defaults policy, and an approval"
@@ -173,3 +171,16 @@ class Forwarding(Answerer):
                 return None
             self._unreachable = None
             return self._peer
+
+
+def _approves(question: AskUserQuestionItem, value: AnswerValue) -> bool:
+    """Whether ``value`` is an answer that fits ``question`` and approves it.
+    One that does not fit is left to the chain's check: BAD_ANSWER, whoever
+    gave it."""
+    approve = question.approving_label
+    if approve is None:
+        return False
+    try:
+        return approve in fit_answer(question, value, "relay").selected
+    except UserQuestionError:
+        return False

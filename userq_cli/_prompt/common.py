@@ -29,6 +29,9 @@ from prompt_toolkit.layout import (
     HSplit,
     Window,
 )
+from prompt_toolkit.layout.mouse_handlers import MouseHandlers
+from prompt_toolkit.layout.screen import Screen as PtkScreen
+from prompt_toolkit.layout.screen import WritePosition
 from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
@@ -106,7 +109,8 @@ def picked(app: Application[Any]) -> None:
 
 
 def keys_from_first_frame(app: Application[Any]) -> None:
-    """Let ``app`` act on no key typed before its first frame is on screen.
+    """Let ``app`` act on no key typed before its screen is on the terminal:
+    before its first frame, or while the terminal was too small to show it.
 
     Keys typed before a request appeared were meant for something else: a
     stray Enter must not answer a question nobody has seen. Building the
@@ -119,30 +123,41 @@ def keys_from_first_frame(app: Application[Any]) -> None:
     a moment later: a key typed once the frame is visible is an answer to
     it, and is kept however fast it came.
 
+    The same when a frame shows the screen again after the `TooSmall`
+    notice: keys typed at the notice, and read only with the resize that
+    brought the screen back, were not typed at the screen.
+
     Except a Ctrl-C typed while this request was on its way to the screen:
     it dismisses the request. Until the prompt takes the terminal, Ctrl-C is
     an interrupt; the milliseconds after must not turn it into a lost key.
     (One typed at an earlier prompt, after the key that ended it, was aimed
-    at that prompt: it goes with the other leftovers.)
+    at that prompt: it goes with the other leftovers.) So do a Ctrl-C and an
+    Esc typed at the notice, which offers them.
     """
 
-    def drop_typed() -> None:
+    def drop_typed(cancels: tuple[Keys, ...]) -> None:
         typed = app.input.read_keys() + app.input.flush_keys() + app.key_processor.empty_queue()
         discard_typeahead(app.input)
-        if any(key.key == Keys.ControlC for key in typed):
+        if any(key.key in cancels for key in typed):
             app.exit(exception=Cancelled())
 
-    def before_first_frame(_: object) -> None:
-        if app.render_counter == 1:
-            _before_next_flush(app.output, drop_typed)
+    def after_notice(frame: int) -> None:
+        if not _notice_drawn(app, frame):  # the screen is back
+            drop_typed((Keys.ControlC, Keys.Escape))
 
-    def after_first_frame(_: object) -> None:
-        if app.render_counter == 1:
-            vars(app.output).pop("flush", None)  # a render that never flushed
+    def before_frame(_: object) -> None:
+        frame = app.render_counter
+        if frame == 1:
+            _before_next_flush(app.output, lambda: drop_typed((Keys.ControlC,)))
+        elif _notice_drawn(app, frame - 1):
+            _before_next_flush(app.output, lambda: after_notice(frame))
+
+    def after_frame(_: object) -> None:
+        vars(app.output).pop("flush", None)  # a render that never flushed
 
     app.pre_run_callables.append(lambda: clear_typeahead(app.input))
-    app.before_render += before_first_frame
-    app.after_render += after_first_frame
+    app.before_render += before_frame
+    app.after_render += after_frame
 
 
 def _before_next_flush(output: Output, act: Callable[[], None]) -> None:
@@ -160,6 +175,29 @@ def _before_next_flush(output: Output, act: Callable[[], None]) -> None:
 
 class TooSmall(Window):
     """What a screen shows in its place when the terminal cannot hold it."""
+
+    def write_to_screen(
+        self,
+        screen: PtkScreen,
+        mouse_handlers: MouseHandlers,
+        write_position: WritePosition,
+        parent_style: str,
+        erase_bg: bool,
+        z_index: int | None,
+    ) -> None:
+        app = get_app()
+        _NOTICE_FRAMES[app] = app.render_counter
+        super().write_to_screen(
+            screen, mouse_handlers, write_position, parent_style, erase_bg, z_index
+        )
+
+
+#: The last frame of each Application that drew a `TooSmall` notice.
+_NOTICE_FRAMES: weakref.WeakKeyDictionary[Application[Any], int] = weakref.WeakKeyDictionary()
+
+
+def _notice_drawn(app: Application[Any], frame: int) -> bool:
+    return _NOTICE_FRAMES.get(app) == frame
 
 
 TOO_SMALL_TEXT = (
@@ -198,7 +236,8 @@ def wide_enough(screen: Callable[[], Container]) -> Container:
 def screen_shown() -> bool:
     """The last frame showed the screen, not `TooSmall` in its place. A key
     acts only then: a move then Enter must not approve a plan nobody can see."""
-    return not any(isinstance(window, TooSmall) for window in get_app().layout.visible_windows)
+    app = get_app()
+    return not _notice_drawn(app, app.render_counter)
 
 
 # Glyphs carry every state, so nothing depends on colour alone.

@@ -103,6 +103,12 @@ def select_screen(
     return _Select(question, state, ctx, pager).screen
 
 
+#: The fewest lines of a plan shown beside its options: its heading, the
+#: heading's underline and a blank line take three, and a plan review with
+#: none of the plan itself on screen asks for an approval of nothing.
+PLAN_MIN_LINES = 6
+
+
 class _Select:
     def __init__(
         self,
@@ -150,7 +156,7 @@ class _Select:
             pager = self.pager
             detail = stack(
                 [
-                    Window(pager, height=Dimension(min=3, weight=3)),
+                    Window(pager, height=Dimension(min=PLAN_MIN_LINES, weight=3)),
                     Window(
                         FormattedTextControl(lambda: [("class:more", f"── {pager.position()}")]),
                         height=1,
