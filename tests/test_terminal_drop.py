@@ -35,17 +35,22 @@ def test_serve_answers_every_pending_ask_when_the_terminal_drops(
     tally(FIGURE, command="serve", mode=mode)
 
 
+def confirm_on_a_dropped_terminal(mode: str, redirect: str = "") -> int:
+    """``userq confirm``'s exit status when its terminal drops under the prompt."""
+    term = Term(f"exec {USERQ} confirm 'Deploy?' {' '.join(MODES[mode])} {redirect}")
+    try:
+        term.wait_for("Deploy?")
+        term.hang_up()
+        return term.reap()
+    finally:
+        term.close()
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_confirm_is_sighup_not_no_when_the_terminal_drops(
     mode: str, tally: Callable[..., None]
 ) -> None:
-    term = Term(f"exec {USERQ} confirm 'Deploy?' {' '.join(MODES[mode])}")
-    try:
-        term.wait_for("Deploy?")
-        term.hang_up()
-        assert term.reap() == 128 + signal.SIGHUP
-    finally:
-        term.close()
+    assert confirm_on_a_dropped_terminal(mode) == 128 + signal.SIGHUP
     tally(FIGURE, command="confirm", mode=mode)
 
 
@@ -54,13 +59,7 @@ def test_a_dropped_terminal_is_said_once_in_words(tmp_path: Path, mode: str) -> 
     """With stderr kept (a file here), the user reads one line saying what
     happened, in words: no second line, no Python repr."""
     err = tmp_path / "err"
-    term = Term(f"exec {USERQ} confirm 'Deploy?' {' '.join(MODES[mode])} 2> {err}")
-    try:
-        term.wait_for("Deploy?")
-        term.hang_up()
-        assert term.reap() == 128 + signal.SIGHUP
-    finally:
-        term.close()
+    assert confirm_on_a_dropped_terminal(mode, f"2> {err}") == 128 + signal.SIGHUP
     lines = err.read_text().splitlines()
     assert len(lines) == 1, lines
     # SIGHUP, or the terminal's end of input, whichever userq saw first.
