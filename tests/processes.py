@@ -12,6 +12,7 @@ import json
 import os
 import selectors
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -131,6 +132,19 @@ class Serve:
 
     def wait(self, timeout: float = 30) -> int:
         return self.proc.wait(timeout)
+
+    def stopped_by_sigterm(self, ask_id: str) -> float:
+        """Send SIGTERM with ask ``ask_id`` pending: it must end ASK_ABORTED,
+        and userq with 128 + SIGTERM. The seconds that took."""
+        begun = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        [aborted] = self.read_all()
+        assert (aborted.get("id"), aborted.get("error", {}).get("code")) == (
+            ask_id,
+            "ASK_ABORTED",
+        ), aborted
+        assert self.wait() == 128 + signal.SIGTERM
+        return time.monotonic() - begun
 
     def stderr(self) -> str:
         assert self.proc.stderr is not None

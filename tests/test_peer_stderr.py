@@ -226,12 +226,7 @@ def test_sigterm_ends_userq_whose_stderr_nobody_reads_under_a_chatty_peer(
         userq.send(ASK)
         assert userq.proc.stderr is not None
         wait_full(userq.proc.stderr.fileno())
-        begun = time.monotonic()
-        userq.proc.send_signal(signal.SIGTERM)
-        [aborted] = userq.read_all()
-        assert (aborted["id"], error_code(aborted)) == ("r", "ASK_ABORTED")
-        assert userq.wait() == 128 + signal.SIGTERM
-        took = time.monotonic() - begun
+        took = userq.stopped_by_sigterm("r")
         assert took < 3 * GRACE.exit + 3, f"{took:.1f} s"
     tally(FIGURE, case="userq's stderr not read, SIGTERM")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import signal
 import subprocess
 import time
 from collections.abc import Callable
@@ -101,12 +100,7 @@ def test_sigterm_ends_userq_whose_peer_ignores_sigterm(
             grandchild = int(LineReader(sleeper).line())
         finally:
             os.close(sleeper)
-        begun = time.monotonic()
-        userq.proc.send_signal(signal.SIGTERM)
-        [aborted] = userq.read_all()
-        assert (aborted["id"], error_code(aborted)) == ("g", "ASK_ABORTED")
-        assert userq.wait() == 128 + signal.SIGTERM
-        took = time.monotonic() - begun
+        took = userq.stopped_by_sigterm("g")
         # The peer's grace at the end of its input, then after SIGTERM, then SIGKILL.
         assert took < 2 * GRACE.exit + 3, f"{took:.1f} s"
         assert gone(grandchild), subprocess.run(
