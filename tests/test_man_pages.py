@@ -17,15 +17,21 @@ along; every command must exit 0. Markers are roff comment lines right before
 "TEXT"``, runs on its own in a terminal, where the test waits for TEXT and
 types KEYS at the prompt.
 
-Other blocks are checked by what a marker says they show: ``protocol-lines``
-(each line a valid request or response), ``question`` (one question object),
-``answers-file NAME`` (loaded by userq's own loader).
+Other blocks are checked by what they show: in userq-protocol.5, each block
+under REQUESTS and RESPONSES holds valid messages and the one under QUESTIONS
+a valid question; in userq-answers.5, a block marked ``answers-file NAME``
+loads with userq's own loader.
+
+userq-protocol.5 is generated from protocol/README.md by man/generate.py, and
+must be exactly what that script writes: the spec is written once.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -76,6 +82,10 @@ _ESCAPES = {
     "\\(lq": '"',
     "\\(rq": '"',
     "\\(bu": "*",
+    "\\(em": "\u2014",
+    "\\(->": "\u2192",
+    "\\(<=": "\u2264",
+    "\\(>=": "\u2265",
     "\\fB": "",
     "\\fI": "",
     "\\fR": "",
@@ -179,16 +189,38 @@ class Page:
 
     def table(self, section: str) -> list[list[str]]:
         """The rows of the tbl table in a section, each a list of cell texts."""
-        lines = [self.lines[i] for i in self._indexes(section)]
-        body = lines[lines.index(".TS") + 1 : lines.index(".TE")]
-        while not body[0].rstrip().endswith("."):  # options, then the format line
-            body = body[1:]
-        # A T{ ... T} text block is one cell: fold it onto its row's line.
-        text = re.sub(
-            r"T\{\n(.*?)\nT\}", lambda m: m[1].replace("\n", " "), "\n".join(body[1:]), flags=re.S
-        )
+        [table] = self.tables(section)
+        return table
+
+    def tables(self, section: str, subsection: str | None = None) -> list[list[list[str]]]:
+        """The tbl tables in a (sub)section: rows, each a list of cell texts."""
+        lines = [self.lines[i] for i in self._indexes(section, subsection)]
+        found = []
+        for start, line in enumerate(lines):
+            if line != ".TS":
+                continue
+            body = lines[start + 1 : lines.index(".TE", start)]
+            while not body[0].rstrip().endswith("."):  # options, then the format lines
+                body = body[1:]
+            # A T{ ... T} text block is one cell: fold it onto its row's line.
+            text = re.sub(
+                r"T\{\n(.*?)\nT\}",
+                lambda m: m[1].replace("\n", " "),
+                "\n".join(body[1:]),
+                flags=re.S,
+            )
+            rows = [row.removeprefix("\\&") for row in text.splitlines() if row != "_"]
+            found.append([[decode(cell) for cell in row.split("@")] for row in rows])
+        return found
+
+    def names(self, section: str, subsection: str | None = None) -> list[str]:
+        """What the tables of a (sub)section list: the first cell of each row
+        but the heading. A field's path names it by its last part
+        (``options[].label`` is the field ``label``)."""
         return [
-            [decode(cell) for cell in row.split("@")] for row in text.splitlines() if row != "_"
+            re.sub(r"\[\]$", "", first_word(row[0]).split(".")[-1])
+            for table in self.tables(section, subsection)
+            for row in table[1:]
         ]
 
     def blocks(self) -> list[Block]:
@@ -462,25 +494,47 @@ def test_exit_status_table_matches_the_code() -> None:
     assert set(table) == known
 
 
+# --- userq-protocol.5: generated from the spec -------------------------------------------
+
+
+def test_the_protocol_page_is_generated_from_the_spec() -> None:
+    """protocol/README.md is the spec; the page is what man/generate.py makes of it."""
+    loader = importlib.util.spec_from_file_location("generate", MAN / "generate.py")
+    assert loader and loader.loader
+    generate = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(generate)
+    spec = (ROOT / "protocol" / "README.md").read_text(encoding="utf-8")
+    assert generate.generate(spec) == (MAN / "userq-protocol.5").read_text(encoding="ascii"), (
+        "man/userq-protocol.5 is not what protocol/README.md makes: run python man/generate.py"
+    )
+
+
 # --- userq-protocol.5 against the msgspec types and the error table ------------------
 
 
 def test_every_error_code_is_documented() -> None:
-    tags = [first_word(tag) for tag in page("userq-protocol.5").tags("ERROR CODES")]
-    assert sorted(tags) == sorted(ERROR_CODES)
+    codes = page("userq-protocol.5").names("VALIDATION AND ERROR CODES", "Error codes")
+    assert sorted(codes) == sorted(ERROR_CODES)
+
+
+def _message_sections(section: str) -> dict[str, str]:
+    """The subsections of a section by the message type each is about
+    (``ask: ask one or more questions`` is about ``ask``)."""
+    return {title.split(":")[0]: title for title in page("userq-protocol.5").subsections(section)}
 
 
 def test_every_message_type_and_field_is_documented() -> None:
-    """A subsection per message type; each field an item of it (those of a
-    question under QUESTIONS); and no item that is not a field."""
+    """A subsection per message type; each field in a table of it (those of
+    a question under QUESTIONS); and no row that is not a field."""
     proto = page("userq-protocol.5")
-    questions = {first_word(t) for t in proto.tags("QUESTIONS")}
+    questions = set(proto.names("QUESTIONS"))
     every_field = {"type"}
     for section, union in (("REQUESTS", Request), ("RESPONSES", Response)):
         messages = _members(union)
-        assert sorted(proto.subsections(section)) == sorted(str(m.tag) for m in messages)
+        titles = _message_sections(section)
+        assert sorted(titles) == sorted(str(m.tag) for m in messages)
         for message in messages:
-            items = {first_word(t) for t in proto.tags(section, str(message.tag))}
+            items = set(proto.names(section, titles[str(message.tag)]))
             own = {f.encode_name for f in message.fields}
             assert own <= items, f"{message.tag}: fields missing: {own - items}"
             every_field |= own
@@ -492,9 +546,7 @@ def test_every_message_type_and_field_is_documented() -> None:
                 )
                 every_field |= names
     documented = {
-        first_word(t)
-        for section in ("REQUESTS", "QUESTIONS", "RESPONSES")
-        for t in proto.tags(section)
+        name for section in ("REQUESTS", "QUESTIONS", "RESPONSES") for name in proto.names(section)
     }
     assert documented <= every_field, (
         f"documented, but not in the protocol: {documented - every_field}"
@@ -507,21 +559,36 @@ def _members(union: object) -> list[mi.StructType]:
     return [t for t in info.types if isinstance(t, mi.StructType)]
 
 
-def test_message_lines_shown_are_valid_messages() -> None:
-    blocks = [b for b in page("userq-protocol.5").blocks() if b.marker == "protocol-lines"]
-    assert len(blocks) == len(_members(Request)) + len(_members(Response))
+def json_values(text: str) -> Iterator[str]:
+    """Each JSON value in a block (one per line, or one over several), compact."""
+    decoder, rest = json.JSONDecoder(), text.strip()
+    while rest:
+        value, end = decoder.raw_decode(rest)
+        yield json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        rest = rest[end:].lstrip()
+
+
+def test_messages_shown_are_valid_messages() -> None:
+    """Every message shown under REQUESTS and RESPONSES is one, and every type
+    of message is shown in its subsection."""
     responses = msgspec.json.Decoder(Response)
-    for block in blocks:
-        for line in block.lines:
-            try:
-                parse_request(line.encode())
-            except userq_cli.UserQuestionError:
-                responses.decode(line)  # raises if it is neither
+    for section, union in (("REQUESTS", Request), ("RESPONSES", Response)):
+        shown = set()
+        for block in page("userq-protocol.5").blocks():
+            if block.section != section:
+                continue
+            for message in json_values("\n".join(block.lines)):
+                if section == "REQUESTS":
+                    parse_request(message.encode())  # raises if it is not a valid request
+                else:
+                    responses.decode(message)
+                shown.add(json.loads(message).get("type", "ask"))
+        assert shown == {str(m.tag) for m in _members(union)}, section
 
 
 def test_question_shown_is_a_valid_question() -> None:
-    [block] = [b for b in page("userq-protocol.5").blocks() if b.marker == "question"]
-    question = msgspec.json.decode("".join(block.lines), type=AskUserQuestionItem)
+    [block] = [b for b in page("userq-protocol.5").blocks() if b.section == "QUESTIONS"]
+    question = msgspec.json.decode("\n".join(block.lines), type=AskUserQuestionItem)
     assert question.options and question.header and question.detail
 
 
