@@ -16,17 +16,21 @@ import atheris
 with atheris.instrument_imports():
     from userq_cli._protocol.framing import Line
     from userq_cli._protocol.messages import HelloResponse
-    from userq_cli._protocol.server_endpoint import Server, StartAsk
+    from userq_cli._protocol.server_endpoint import HelloAsked, Server, StartAsk
 
 HELLO = HelloResponse(protocol=1, version="0", answerers=["env"], interactive=False)
 
 
 def one_line(data: bytes) -> None:
-    server = Server(hello=lambda: HELLO)
+    server = Server()
     events = server.receive(Line(1, data))
     for event in events:
-        assert isinstance(event, StartAsk)
+        assert isinstance(event, StartAsk | HelloAsked)
+        if isinstance(event, HelloAsked):
+            server.hello(HELLO)
+    started = [event for event in events if isinstance(event, StartAsk)]
     sent = server.data_to_send().splitlines()
+    events = started
     assert len(sent) <= 1 and not (events and sent), (data, sent)
     for line in sent:
         response = json.loads(line)

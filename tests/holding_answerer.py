@@ -28,11 +28,11 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from userq_cli._answerers.chain import Answerer
-from userq_cli._answerers.config import ChainConfig
-from userq_cli._answerers.diagnostics import say
+from userq_cli._answerers.chain import Answerer, Ask
+from userq_cli._answerers.settings import ChainConfig
 from userq_cli._protocol.answer_values import AnswerValue, parse_value
-from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from userq_cli._protocol.messages import AskUserQuestionItem
+from userq_cli._support.diagnostics import say
 
 
 class HoldingAnswerer(Answerer):
@@ -58,11 +58,11 @@ class HoldingAnswerer(Answerer):
         return cls(int(environ["HOLD_CONTROL_FD"]), int(environ["HOLD_STATUS_FD"]))
 
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
         loop = asyncio.get_running_loop()
         self._start_reader(loop)
-        key = request.id or "-"
+        key = ask.request.id or "-"
         future: asyncio.Future[Any] = loop.create_future()
         self._held[key] = future
         if key in self._early:

@@ -15,4 +15,4 @@ from holding_answerer import HoldingAnswerer
 from userq_cli._answerers.registry import ANSWERERS
 from userq_cli._cli.entry import main
 
-main(answerers={**ANSWERERS, "hold": HoldingAnswerer.from_config})
+main(answerers={**ANSWERERS, "hold": HoldingAnswerer})

@@ -9,8 +9,8 @@ Run as ``python tests/quick_relay_userq.py serve --answerers relay --relay CMD``
 from __future__ import annotations
 
 from userq_cli._answerers._peer_link import Grace
-from userq_cli._answerers.config import TerminalHold
 from userq_cli._answerers.relay import RelayAnswerer
+from userq_cli._answerers.settings import TerminalHold
 
 # Long enough for a live peer on a busy machine to answer a cancel.
 QUICK = Grace(cancel=1.0, exit=0.5)
@@ -27,4 +27,4 @@ if __name__ == "__main__":
     from userq_cli._answerers.registry import ANSWERERS
     from userq_cli._cli.entry import main
 
-    main(answerers={**ANSWERERS, "relay": QuickRelay.from_config})
+    main(answerers={**ANSWERERS, "relay": QuickRelay})

@@ -12,7 +12,8 @@ import pytest
 from processes import USERQ, clean_env
 
 from userq_cli._answerers.answers_file import FileAnswerer
-from userq_cli._answerers.config import ChainConfig, StartupError
+from userq_cli._answerers.chain import Ask
+from userq_cli._answerers.settings import ChainConfig, StartupError
 from userq_cli._protocol.answer_values import ExplicitAnswer
 from userq_cli._protocol.messages import AgentRef, AskUserQuestionItem, AskUserQuestionRequest
 
@@ -33,8 +34,14 @@ def answerer(tmp_path: Path, *files: tuple[str, str], environ: dict[str, str] | 
     for name, text in files:
         (tmp_path / name).write_text(text)
         paths.append(tmp_path / name)
-    config = ChainConfig(environ=environ or {}, answer_files=tuple(paths))
+    config = ChainConfig(
+        environ=environ or {}, settings={"file": FileAnswerer.Settings(answers=tuple(paths))}
+    )
     return FileAnswerer.from_config(config)
+
+
+def files_config(*paths: Path) -> ChainConfig:
+    return ChainConfig(settings={"file": FileAnswerer.Settings(answers=paths)})
 
 
 def ask(answerer: FileAnswerer, *ids: str, agent: str | None = None) -> dict[str, Any]:
@@ -42,7 +49,7 @@ def ask(answerer: FileAnswerer, *ids: str, agent: str | None = None) -> dict[str
     request = AskUserQuestionRequest(
         questions=questions, agent=AgentRef(id=agent) if agent else None
     )
-    return dict(asyncio.run(answerer.answer(request, questions)))
+    return dict(asyncio.run(answerer.answer(Ask(request), questions)))
 
 
 def test_toml_file(tmp_path: Path) -> None:
@@ -111,7 +118,7 @@ def test_startup_errors_name_the_file_and_key(
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    config = ChainConfig(answer_files=(tmp_path / "nope.toml",))
+    config = files_config(tmp_path / "nope.toml")
     with pytest.raises(StartupError, match=r"nope\.toml: cannot read it: No such file"):
         FileAnswerer.from_config(config)
 
@@ -135,7 +142,7 @@ def test_deeply_nested_file_is_a_startup_error(tmp_path: Path, name: str, text: 
 def test_an_endless_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     # Regression: /dev/zero was read until memory ran out.
     (tmp_path / "zero.toml").symlink_to("/dev/zero")
-    config = ChainConfig(answer_files=(tmp_path / "zero.toml",))
+    config = files_config(tmp_path / "zero.toml")
     with pytest.raises(StartupError, match=r"zero\.toml: larger than the 16 MiB limit"):
         FileAnswerer.from_config(config)
 
@@ -149,7 +156,7 @@ def test_a_byte_order_mark_at_the_start_is_not_part_of_the_file(
 ) -> None:
     # Some editors (and PowerShell) write one; stdin accepts it too.
     (tmp_path / name).write_bytes(b"\xef\xbb\xbf" + text.encode())
-    config = ChainConfig(answer_files=(tmp_path / name,))
+    config = files_config(tmp_path / name)
     assert ask(FileAnswerer.from_config(config), "cleanup") == {"cleanup": "No"}
 
 

@@ -7,15 +7,9 @@ from collections.abc import Callable, Mapping, Sequence
 import msgspec
 import pytest
 
-from userq_cli._answerers.chain import (
-    ASK_DEADLINE,
-    Answerer,
-    Chain,
-    NeverWaits,
-    remaining_seconds,
-)
-from userq_cli._answerers.config import ChainConfig
-from userq_cli._protocol.answer_values import AnswerValue, ExplicitAnswer
+from userq_cli._answerers.chain import Answerer, Ask, Chain, NeverWaits, Walk
+from userq_cli._answerers.settings import ChainConfig
+from userq_cli._protocol.answer_values import AnswerValue
 from userq_cli._protocol.errors import UserQuestionError
 from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest, PeerHello
 from userq_cli._protocol.validation import parse_request
@@ -39,13 +33,13 @@ class Fixed(Answerer):
         return f"{self.name} knows nothing of {', '.join(question_ids)}"
 
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
         self.saw.append([q.id for q in open_questions])
         return {k: v for k, v in self.values.items() if k in {q.id for q in open_questions}}
 
 
-def request(ask_id: str | None = "r1") -> AskUserQuestionRequest:
+def request(ask_id: str | None = "r1") -> Ask:
     line = (
         '{"questions":[{"id":"a","question":"?","options":[{"label":"x"},{"label":"y"}]},'
         '{"id":"b","question":"?"},{"id":"c","question":"?"}]'
@@ -54,7 +48,7 @@ def request(ask_id: str | None = "r1") -> AskUserQuestionRequest:
     )
     parsed = parse_request(line.encode())
     assert isinstance(parsed, AskUserQuestionRequest)
-    return parsed
+    return Ask(parsed)
 
 
 def test_each_answerer_sees_only_what_is_still_open() -> None:
@@ -115,66 +109,50 @@ class FixedNow(NeverWaits):
         return f"{self.name} knows nothing of {', '.join(question_ids)}"
 
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
         self.saw.append([q.id for q in open_questions])
         return {k: v for k, v in self.values.items() if k in {q.id for q in open_questions}}
 
 
-def one_question(ask_id: str = "r1") -> AskUserQuestionRequest:
+def one_question(ask_id: str = "r1") -> Ask:
     line = f'{{"id":"{ask_id}","questions":[{{"id":"a","question":"?","options":[{{"label":"x"}},{{"label":"y"}}]}}]}}'
     parsed = parse_request(line.encode())
     assert isinstance(parsed, AskUserQuestionRequest)
-    return parsed
+    return Ask(parsed)
 
 
 @pytest.mark.parametrize("ask", [request, one_question])
-@pytest.mark.parametrize(
-    "answerers",
-    [
-        [{"a": "x", "b": "t", "c": None}],  # all at the first
-        [{}, {"a": ["y"], "b": ExplicitAnswer(custom="t"), "c": ""}],  # all at the second
-        [{"b": "from env"}, {"a": "y", "b": "ignored", "c": None}],  # shared
-        [{"c": None}, {"b": "t"}, {"a": "x", "b": "late"}],  # one each
-        [{"a": "z"}, {"a": "x", "b": "", "c": ""}],  # a bad answer
-        [{"a": "x"}, {"b": "t"}],  # c: nobody
-        [{}, {}],  # nobody at all
-    ],
-)
-def test_answering_at_once_gives_what_running_gives(
-    ask: Callable[[], AskUserQuestionRequest], answerers: list[dict[str, AnswerValue]]
-) -> None:
-    # answer_now has its own shortcuts for the usual asks (one question,
-    # all at one answerer); run has none. Both must say the same, and ask
-    # each answerer about the same questions.
-    def outcome(now: bool) -> tuple[object, list[list[list[str]]]]:
-        names = ["env", "file", "defaults"]
-        chain = Chain([FixedNow(names[i], values) for i, values in enumerate(answerers)])
-        try:
-            answer = chain.answer_now(ask()) if now else asyncio.run(chain.run(ask()))
-            said: object = msgspec.json.encode(answer)
-        except UserQuestionError as error:
-            said = (error.code, error.message)
-        return said, [a.saw for a in chain.answerers if isinstance(a, FixedNow)]
-
-    assert outcome(now=True) == outcome(now=False)
-
-
-@pytest.mark.parametrize("ask", [request, one_question])
-def test_an_answerer_given_nothing_is_named_but_never_asked(
-    ask: Callable[[], AskUserQuestionRequest],
-) -> None:
+def test_an_answerer_given_nothing_is_named_but_never_asked(ask: Callable[[], Ask]) -> None:
     empty = FixedNow("env", {}, nothing=True)
     file = FixedNow("file", {"a": "x", "b": "", "c": ""})
-    chain = Chain([empty, file])
-    assert chain.answer_now(ask()) == asyncio.run(chain.run(ask()))
-    assert empty.saw == [] and len(file.saw) == 2
-    assert chain.hello("1").answerers == ["env", "file"]
+    asyncio.run(Chain([empty, file]).run(ask()))
+    assert empty.saw == [] and len(file.saw) == 1
+    assert Chain([empty, file]).hello("1").answerers == ["env", "file"]
     with pytest.raises(UserQuestionError) as info:
-        Chain([empty]).answer_now(ask())
-    ids = ", ".join(q.id for q in ask().questions)
+        asyncio.run(Chain([empty]).run(ask()))
+    ids = ", ".join(q.id for q in ask().request.questions)
     assert info.value.message == f"nobody answered {ids}: env: env knows nothing of {ids}"
     assert empty.saw == []
+
+
+def test_a_walk_takes_what_is_given_at_once_and_stops_at_the_first_that_waits() -> None:
+    now = FixedNow("env", {"b": "t"})
+    human = Fixed("human", {"a": "x"})
+    later = FixedNow("defaults", {"c": None})
+    walk = Walk(Chain([now, human, later]), request())
+    assert walk.advance() is human  # env has answered b
+    assert [q.id for q in walk.open] == ["a", "c"] and human.saw == []
+    answer = asyncio.run(walk.finish(human))
+    assert list(answer.sources.items()) == [("a", "human"), ("b", "env"), ("c", "defaults")]
+    assert later.saw == [["c"]]
+
+
+def test_a_walk_that_waits_for_nobody_is_answered_without_an_event_loop() -> None:
+    chain = Chain([FixedNow("env", {"a": "x"}), FixedNow("file", {"b": "t", "c": ""})])
+    walk = Walk(chain, request())
+    assert walk.advance() is None
+    assert walk.answer().sources == {"a": "env", "b": "file", "c": "file"}
 
 
 def test_interactive_and_names() -> None:
@@ -225,32 +203,20 @@ def test_aclose_reaches_the_answerers_that_have_it() -> None:
     assert relay.closed == 1
 
 
-def test_the_deadline_is_the_current_asks_own() -> None:
-    async def seen_in(deadline: float | None) -> float | None:
-        if deadline is not None:
-            ASK_DEADLINE.set(deadline)
-        await asyncio.sleep(0)  # let the other task set its own
-        return remaining_seconds()
-
-    async def both() -> list[float | None]:
-        far = time.monotonic() + 100
-        return list(await asyncio.gather(seen_in(far), seen_in(None)))
-
-    with_deadline, without = asyncio.run(both())
-    assert with_deadline is not None and 99 < with_deadline <= 100
-    assert without is None
+def test_the_time_left_is_the_asks_own() -> None:
+    far = Ask(request().request, deadline=time.monotonic() + 100)
+    left = far.remaining()
+    assert left is not None and 99 < left <= 100
+    assert request().remaining() is None
 
 
 def test_every_registered_answerer_declares_the_answerer_interface() -> None:
     # The chain calls only what Answerer declares: an answerer that left out
     # a required method could not even be built, and would fail its first run.
-    import importlib
+    from userq_cli._answerers.registry import ANSWERERS, answerer_class
 
-    from userq_cli._answerers import registry
-
-    for name in registry.ANSWERERS:
-        module = importlib.import_module(f"userq_cli._answerers.{registry.BUILT_IN[name][0]}")
-        cls = getattr(module, registry.BUILT_IN[name][1])
+    for name, where in ANSWERERS.items():
+        cls = answerer_class(where)
         assert issubclass(cls, Answerer), name
         assert not cls.__abstractmethods__, (name, cls.__abstractmethods__)
         assert cls.name == name
@@ -259,15 +225,25 @@ def test_every_registered_answerer_declares_the_answerer_interface() -> None:
 def test_the_chain_is_built_from_the_registry_it_is_given() -> None:
     # A run's registry is passed down from main(answerers=...), never patched:
     # --answerers may name what it holds, and only that.
-    from userq_cli._answerers.config import StartupError
     from userq_cli._answerers.registry import ANSWERERS
-    from userq_cli._runtime.chain_options import ChainOptions
+    from userq_cli._answerers.settings import StartupError
+    from userq_cli._runtime.run_options import RunOptions
 
-    mine = {**ANSWERERS, "fixed": lambda config: Fixed("fixed", {})}
-    chain = ChainOptions(answerers="env,fixed", registry=mine).build_chain({})
+    class Built(Fixed):
+        name = "fixed"
+
+        def __init__(self) -> None:
+            super().__init__("fixed", {})
+
+        @classmethod
+        def from_config(cls, config: ChainConfig) -> Built:
+            return cls()
+
+    mine = {**ANSWERERS, "fixed": Built}
+    chain = RunOptions({"--answerers": "env,fixed"}, registry=mine).build_chain({})
     assert chain.names == ["env", "fixed"]
     with pytest.raises(StartupError, match="unknown answerer 'fixed' \\(known: env, file, tty,"):
-        ChainOptions(answerers="env,fixed").build_chain({})
+        RunOptions({"--answerers": "env,fixed"}).build_chain({})
     assert "fixed" not in ANSWERERS
 
 
@@ -286,7 +262,7 @@ def test_a_diagnostic_to_a_failing_stderr_costs_nothing(monkeypatch: pytest.Monk
     import contextlib
     import sys
 
-    from userq_cli._answerers.diagnostics import say
+    from userq_cli._support.diagnostics import say
 
     full = open("/dev/full", "w")  # noqa: SIM115 (closed below, failing as it must)
     monkeypatch.setattr("sys.stderr", full)

@@ -164,7 +164,7 @@ def run_probe(probe: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     "argv", [["--version"], ["ask", "--help"], ["serve", "--help"], ["mcp", "--help"]]
 )
-def test_help_and_version_do_not_load_the_loop_or_the_answerers(argv: list[str]) -> None:
+def test_help_and_version_do_not_load_the_loop_or_the_prompt(argv: list[str]) -> None:
     # Shell completion and --help run userq at every keypress: keep them light.
     probe = (
         "import sys, runpy\n"
@@ -173,7 +173,7 @@ def test_help_and_version_do_not_load_the_loop_or_the_answerers(argv: list[str])
         "    runpy.run_module('userq_cli', run_name='__main__')\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = [m for m in ('asyncio', 'prompt_toolkit', 'userq_cli._answerers.tty_prompt',"
+        "heavy = [m for m in ('asyncio', 'prompt_toolkit', 'userq_cli._prompt.on_terminal',"
         " 'mcp', 'anyio', 'userq_cli._runtime.mcp_server') if m in sys.modules]\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )

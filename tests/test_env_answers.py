@@ -5,8 +5,9 @@ from typing import Any
 
 import pytest
 
-from userq_cli._answerers.config import ChainConfig, StartupError
+from userq_cli._answerers.chain import Ask
 from userq_cli._answerers.env_answers import EnvAnswerer, variable_for
+from userq_cli._answerers.settings import ChainConfig, StartupError
 from userq_cli._protocol.answer_values import ExplicitAnswer
 from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 
@@ -15,7 +16,7 @@ def answers(environ: dict[str, str], *ids: str) -> dict[str, Any]:
     answerer = EnvAnswerer.from_config(ChainConfig(environ=environ))
     questions = [AskUserQuestionItem(id=i, question="?") for i in ids]
     request = AskUserQuestionRequest(questions=questions)
-    return dict(asyncio.run(answerer.answer(request, questions)))
+    return dict(asyncio.run(answerer.answer(Ask(request), questions)))
 
 
 @pytest.mark.parametrize(

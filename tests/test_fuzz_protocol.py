@@ -30,7 +30,7 @@ from processes import USERQ, clean_env
 from userq_cli._answerers.chain import Chain
 from userq_cli._answerers.env_answers import EnvAnswerer
 from userq_cli._protocol.framing import LineFramer
-from userq_cli._runtime.chain_server import chain_server
+from userq_cli._runtime.session import Session
 
 SCHEMA = json.loads((Path(__file__).parent.parent / "protocol" / "schema.json").read_text())
 RESPONSE = jsonschema.Draft202012Validator({"$ref": "#/$defs/Response", "$defs": SCHEMA["$defs"]})
@@ -167,19 +167,20 @@ LINES = st.one_of(
 
 
 class Core:
-    """Framer, server and env chain, wired as the serve loop wires them: the
-    server answers each ask at once (env never waits), from its memo of
-    shapes when the ask's shape was answered before."""
+    """Framer, session and env chain, wired as the serve loop wires them:
+    each ask is answered at once (env never waits)."""
 
     def __init__(self) -> None:
-        self.server = chain_server(Chain([EnvAnswerer({}, ENV_ANSWERS)]), "")
+        self.session = Session(
+            Chain([EnvAnswerer({}, ENV_ANSWERS)]), version="", default_timeout=None
+        )
         self.framer = LineFramer(4096)
 
     def receive(self, data: bytes) -> list[tuple[int, list[dict[str, Any]]]]:
         out = []
         for frame in [*self.framer.feed(data), *([] if data else self.framer.close())]:
-            assert self.server.receive(frame) == []  # nothing waits
-            sent = self.server.data_to_send().splitlines()
+            assert self.session.receive(frame) == []  # nothing waits
+            sent = self.session.data_to_send().splitlines()
             out.append((frame.number, [json.loads(line) for line in sent]))
         return out
 

@@ -1,4 +1,4 @@
-"""userq's big imports run without the cyclic collector (userq_cli/_gc_pause.py),
+"""userq's big imports run without the cyclic collector (userq_cli/_support/gc_pause.py),
 and only an import freezes what lives: a long session, which passes the same
 pause at every question, must go on collecting its garbage."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from processes import clean_env, probe_argv
 
-from userq_cli._gc_pause import gc_paused
+from userq_cli._support.gc_pause import gc_paused
 
 
 @pytest.fixture

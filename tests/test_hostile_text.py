@@ -23,7 +23,7 @@ import pytest
 from processes import USERQ, clean_env, responses, run_userq
 from ptyterm import Term, answers_of, ask, error_code, question
 
-from userq_cli._prompt.sanitize import clean
+from userq_cli._protocol.visible import clean
 
 COLS = 100
 #: name -> (label, bytes that must never reach the terminal)

@@ -505,7 +505,7 @@ def test_the_default_socket_is_found_without_xdg_runtime_dir(tmp_path: Path) -> 
     # MCP clients start `userq mcp` with a handful of variables: without
     # XDG_RUNTIME_DIR it still finds the listener its user started in a
     # shell, in the login manager's /run/user/UID.
-    from userq_cli._answerers.socket_path import socket_path
+    from userq_cli._support.socket_path import socket_path
 
     mine = tmp_path / str(os.getuid())
     with_variable = socket_path(None, {"XDG_RUNTIME_DIR": str(mine)}, run_user=tmp_path)

@@ -34,8 +34,8 @@ from test_hostile_text import PEER_TEXT, inert
 
 from userq_cli._answerers._peer_link import GRACE
 from userq_cli._answerers._peer_stderr import CUT, CutLines
-from userq_cli._prompt.sanitize import clean
 from userq_cli._protocol.limits import MAX_PEER_STDERR_LINE
+from userq_cli._protocol.visible import clean
 
 ASK = {"id": "r", "questions": [{"id": "q", "question": "Name?"}]}
 ANSWER = {

@@ -15,15 +15,15 @@ from prompt_toolkit.utils import get_cwidth
 
 from userq_cli._answerers._record import Recorder, as_value, to_toml
 from userq_cli._answerers.answers_file import load_file
-from userq_cli._answerers.config import StartupError
+from userq_cli._answerers.settings import StartupError
 from userq_cli._prompt.common import POINTER as P
 from userq_cli._prompt.legend import fit
 from userq_cli._prompt.listview import Item, ListState, OptionList
 from userq_cli._prompt.plan import markdown
-from userq_cli._prompt.sanitize import clean
 from userq_cli._prompt.wrap import Line, WrappedText, width_of, wrap
 from userq_cli._protocol.answer_values import ExplicitAnswer
 from userq_cli._protocol.messages import AskUserQuestionItem
+from userq_cli._protocol.visible import clean
 
 # --- sanitize -------------------------------------------------------------------------
 

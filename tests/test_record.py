@@ -9,7 +9,7 @@ import pytest
 
 from userq_cli._answerers._record import Recorder
 from userq_cli._answerers.answers_file import load_file
-from userq_cli._answerers.config import StartupError
+from userq_cli._answerers.settings import StartupError
 from userq_cli._protocol.answer_values import ExplicitAnswer
 from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionOption
 

@@ -10,16 +10,15 @@ import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from userq_cli._answerers.chain import Answerer, Chain
-from userq_cli._answerers.config import ChainConfig
+from userq_cli._answerers.chain import Answerer, Ask, Chain
+from userq_cli._answerers.settings import ChainConfig
 from userq_cli._protocol.answer_values import AnswerValue
 from userq_cli._protocol.framing import LineFramer
-from userq_cli._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from userq_cli._runtime.chain_server import chain_server
+from userq_cli._protocol.messages import AskUserQuestionItem
 from userq_cli._runtime.exit_status import ExitStatus
-from userq_cli._runtime.handover import serve
-from userq_cli._runtime.serve_at_once import Handover, serve_at_once
+from userq_cli._runtime.serve_at_once import Handover, serve, serve_at_once
 from userq_cli._runtime.serve_loop import ServeLoop
+from userq_cli._runtime.session import Session
 
 
 class Gate(Answerer):
@@ -37,14 +36,14 @@ class Gate(Answerer):
         raise NotImplementedError
 
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue] | None:
         if any(q.id == "later" for q in open_questions):
             return None
         return {q.id: "now" for q in open_questions}
 
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
         self.waiting.set()
         await self.opened.wait()
@@ -52,6 +51,10 @@ class Gate(Answerer):
 
     def why_not(self, question_ids: Sequence[str]) -> str:
         return "never"
+
+
+def session(chain: Chain) -> Session:
+    return Session(chain, version="1", default_timeout=None)
 
 
 def line(ask_id: str, qid: str = "now") -> bytes:
@@ -82,7 +85,7 @@ class Written:
 
 def test_serve_at_once_answers_each_read_before_the_next() -> None:
     chain = Chain([Gate()])
-    server, out = chain_server(chain, "1"), bytearray()
+    server, out = session(chain), bytearray()
     seen_before_read: list[int] = []
     reads = iter([line("a") + line("b"), line("c"), b""])
 
@@ -97,11 +100,11 @@ def test_serve_at_once_answers_each_read_before_the_next() -> None:
 
 def test_serve_at_once_hands_over_at_the_first_ask_that_must_wait() -> None:
     chain = Chain([Gate()])
-    server, out = chain_server(chain, "1"), bytearray()
+    server, out = session(chain), bytearray()
     reads = iter([line("a") + line("w", "later") + line("b"), b""])
     handover = serve_at_once(server, LineFramer(), reads.__next__, out.extend)
     assert isinstance(handover, Handover)
-    assert handover.ticket.request.id == "w"
+    assert handover.waiting.ticket.request.id == "w"
     assert [r["id"] for r in parsed(out)] == ["a"]  # "b" is for the event loop to read
     assert len(handover.frames) == 1
 
@@ -117,13 +120,11 @@ def test_the_event_loop_goes_on_from_the_handover_and_answers_in_any_order() -> 
 
     async def run() -> tuple[int, list[dict[str, Any]]]:
         out = Written()
-        server = chain_server(chain, "1")
+        server = session(chain)
         reads = iter([line("a") + line("w", "later") + line("b"), b""])
         handover = serve_at_once(server, LineFramer(), reads.__next__, out)
         assert isinstance(handover, Handover)
-        loop = ServeLoop(
-            server, chain, framer=LineFramer(), default_timeout=None, source=rest(), sink=out
-        )
+        loop = ServeLoop(server, framer=LineFramer(), source=rest(), sink=out)
         running = asyncio.create_task(loop.run(handover))
         await gate.waiting.wait()
         await more.put(line("c"))
@@ -148,14 +149,7 @@ def test_stopping_the_loop_aborts_what_waits_and_the_first_status_wins() -> None
         await asyncio.Event().wait()  # a stdin that stays open
 
     async def run() -> int:
-        loop = ServeLoop(
-            chain_server(chain, "1"),
-            chain,
-            framer=LineFramer(),
-            default_timeout=None,
-            source=never_more(),
-            sink=out.extend,
-        )
+        loop = ServeLoop(session(chain), framer=LineFramer(), source=never_more(), sink=out.extend)
         serving = asyncio.create_task(loop.serve())
         await gate.waiting.wait()
         loop.stop(143, "userq got SIGTERM")
@@ -176,10 +170,8 @@ def test_a_sink_that_fails_stops_the_session_as_a_closed_stdout() -> None:
 
     reads = iter([line("a"), line("b"), b""])
     status = serve(
-        chain_server(chain, "1"),
-        chain,
+        session(chain),
         framer=LineFramer(),
-        default_timeout=None,
         read=reads.__next__,
         sink=broken,
         rest=lambda: _no_more(),

@@ -13,13 +13,11 @@ from userq_cli._protocol.limits import MAX_PENDING_ASKS, MAX_PENDING_BYTES
 from userq_cli._protocol.messages import (
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
-    AskUserQuestionRequest,
     HelloResponse,
 )
 from userq_cli._protocol.server_endpoint import (
     AbortAsk,
-    AnswerNow,
-    Outcome,
+    HelloAsked,
     Server,
     StartAsk,
     Ticket,
@@ -27,22 +25,35 @@ from userq_cli._protocol.server_endpoint import (
 
 
 class Harness:
-    def __init__(self, answer_now: AnswerNow | None = None) -> None:
+    """A server, fed lines, whose runtime answers each hello as it is asked."""
+
+    def __init__(self) -> None:
         self.hello = HelloResponse(
             protocol=1, version="9.9", answerers=["env", "tty"], interactive=True
         )
-        self.server = Server(hello=lambda: self.hello, answer_now=answer_now)
+        self.server = Server()
         self.line = 0
 
     def send(self, obj: Any) -> list[Any]:
         self.line += 1
         data = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
-        return self.server.receive(Line(self.line, data))
+        events = self.server.receive(Line(self.line, data))
+        for event in events:
+            if isinstance(event, HelloAsked):
+                self.server.hello(self.hello)
+        return [event for event in events if not isinstance(event, HelloAsked)]
 
-    def start(self, obj: Any) -> Ticket:
+    def started(self, obj: Any) -> Ticket:
+        """The ask ``obj`` started, not yet finished or waiting."""
         [event] = self.send(obj)
         assert isinstance(event, StartAsk)
         return event.ticket
+
+    def start(self, obj: Any) -> Ticket:
+        """The ask ``obj`` started, and waiting for an answerer."""
+        ticket = self.started(obj)
+        assert self.server.wait(ticket) is None
+        return ticket
 
     def out(self) -> list[dict[str, Any]]:
         return [json.loads(x) for x in self.server.data_to_send().splitlines()]
@@ -216,122 +227,70 @@ def test_a_bug_on_one_line_answers_that_line_and_the_next_is_read(
     assert hello["type"] == "hello"
 
 
-def _at_once_unless_held(request: AskUserQuestionRequest) -> Outcome | None:
-    """What a chain does: asks whose question is "held" must wait, "bad" ones
-    end with an error, the rest are answered at once."""
-    question = request.questions[0].id
-    if question == "held":
-        return None
-    if question == "bad":
-        return UserQuestionError("BAD_ANSWER", "does not fit")
-    items = [AskUserQuestionAnswerItem(id=question, selected=[])]
-    return AskUserQuestionAnswer(id=request.id, answers=items, sources={question: "env"})
-
-
-def held(ask_id: str | None = None) -> dict[str, Any]:
-    return {**({"id": ask_id} if ask_id else {}), "questions": [{"id": "held", "question": "?"}]}
-
-
-def test_an_ask_answered_at_once_is_answered_within_receive() -> None:
-    h = Harness(_at_once_unless_held)
-    assert h.send(ask("a")) == []
-    assert h.send({"id": "b", "questions": [{"id": "bad", "question": "?"}]}) == []
+def test_an_ask_finished_at_once_is_never_pending() -> None:
+    # The runtime finishes an ask its answerers answer at once before the
+    # next line: never pending, its id is free again at once, a cancel finds
+    # nothing, and the session's end has nothing to abort.
+    h = Harness()
+    h.answer(h.started(ask("a")))
+    h.server.finish(h.started(ask("b")), UserQuestionError("BAD_ANSWER", "does not fit"))
     assert [(r["type"], r["id"]) for r in h.out()] == [("answer", "a"), ("error", "b")]
-    assert h.server.abort_all("stop") == []  # nothing pending
-    # Never pending, so its id is free at once, and a cancel finds nothing.
-    assert h.send(ask("a")) == [] and h.send({"type": "cancel", "id": "a"}) == []
+    assert h.server.abort_all("stop") == []
+    h.answer(h.started(ask("a")))
+    assert h.send({"type": "cancel", "id": "a"}) == []
     assert [r["id"] for r in h.out()] == ["a"]
 
 
-def test_an_ask_that_must_wait_is_started() -> None:
-    h = Harness(_at_once_unless_held)
-    ticket = h.start(held("w"))
+def test_an_ask_that_waits_is_pending_under_its_id() -> None:
+    h = Harness()
+    ticket = h.start(ask("w"))
     assert h.out() == []
-    [abort] = h.send({"type": "cancel", "id": "w"})  # pending, under its id
+    assert h.send(ask("w")) == [] and "still pending" in h.out()[0]["error"]["message"]
+    [abort] = h.send({"type": "cancel", "id": "w"})
     assert abort.ticket is ticket
     h.answer(ticket)
     assert [r["id"] for r in h.out()] == ["w"]
 
 
-def test_an_unnamed_ask_answered_at_once_waits_its_turn() -> None:
+def test_an_unnamed_ask_finished_at_once_waits_its_turn() -> None:
     # Responses without an id go out in arrival order, however they ended.
-    h = Harness(_at_once_unless_held)
-    waiting = h.start(held())
-    h.send(ask())
+    h = Harness()
+    waiting = h.start(ask())
+    h.answer(h.started(ask()))
     assert h.out() == []
     h.answer(waiting)
-    assert [r["answers"][0]["id"] for r in h.out()] == ["held", "q"]
+    assert len(h.out()) == 2
 
 
-# --- asks the chain answers at once ----------------------------------------------
-
-
-class CountingChain:
-    """answer_now for a Harness: answers every question with its first label,
-    but makes a "held" one wait; counts its calls."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def __call__(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
-        self.calls += 1
-        if request.questions[0].id == "held":
-            return None
-        items = [
-            AskUserQuestionAnswerItem(id=q.id, selected=q.labels[:1]) for q in request.questions
-        ]
-        sources = {q.id: "file" for q in request.questions}
-        return AskUserQuestionAnswer(id=request.id, answers=items, sources=sources)
-
-
-def shaped(
-    ask_id: str | None, text: str = "?", labels: tuple[str, ...] = ("A", "B"), **extra: Any
-) -> dict[str, Any]:
-    options = [{"label": label, "description": f"{text} {label}"} for label in labels]
-    question = {"id": "q", "question": text, "header": text, "options": options}
-    return {**({"id": ask_id} if ask_id else {}), "questions": [question], **extra}
-
-
-def test_every_ask_goes_to_the_chain_even_when_it_repeats() -> None:
-    chain = CountingChain()
-    h = Harness(chain)
-    h.send(shaped("r1", "Deploy build 1?"))
-    h.send(shaped("r2", "Deploy build 1?"))
-    h.send(shaped(None, "Deploy build 1?"))
-    assert chain.calls == 3
-    assert [r.get("id") for r in h.out()] == ["r1", "r2", None]
-
-
-def test_an_ask_answered_at_once_still_gets_the_stateful_checks() -> None:
-    h = Harness(CountingChain())
+def test_an_ask_finished_at_once_still_gets_the_stateful_checks() -> None:
+    h = Harness()
     agent = {"agent": {"id": "a"}}
     h.send({"type": "register", "agent": {"id": "a"}})
-    h.send(shaped("r1", **agent))
+    h.answer(h.started(ask("r1", **agent)))
     h.send({"type": "unregister", "agent": {"id": "a"}})
-    h.send(shaped("r2", **agent))
-    waiting = h.start(held("r3"))
-    h.send(shaped("r3"))
-    h.send(shaped("r3"))
+    assert h.send(ask("r2", **agent)) == []
     out = h.out()
     assert out[0]["type"] == "answer"
     assert out[1]["error"]["code"] == "CALLER_NOT_LIVE"
-    assert [r["error"]["code"] for r in out[2:]] == ["BAD_REQUEST", "BAD_REQUEST"]
-    assert "still pending" in out[3]["error"]["message"]
-    h.answer(waiting)
 
 
 def test_the_pending_limits_bound_many_asks_never_the_first() -> None:
     h = Harness()
     big = MAX_PENDING_BYTES + 1
     first = h.start(ask("big", questions=[{"id": "q", "question": "x" * big}]))
-    assert h.send(ask("small")) == []  # the big one holds the bytes
-    [refused] = h.out()
-    assert (refused["id"], refused["error"]["code"]) == ("small", "BAD_REQUEST")
-    assert f"{MAX_PENDING_BYTES}-byte limit" in refused["error"]["message"]
+    small = h.started(ask("small"))
+    refused = h.server.wait(small)  # the big one holds the bytes
+    assert refused is not None and f"{MAX_PENDING_BYTES}-byte limit" in refused.message
+    h.server.finish(small, refused)
+    [response] = h.out()
+    assert (response["id"], response["error"]["code"]) == ("small", "BAD_REQUEST")
     h.answer(first)  # its bytes are free again
     h.out()
     tickets = [h.start(ask(f"r{n}")) for n in range(MAX_PENDING_ASKS)]
-    assert h.send(ask("one-more")) == []
-    assert f"{MAX_PENDING_ASKS} asks are pending" in h.out()[0]["error"]["message"]
+    one_more = h.started(ask("one-more"))
+    refused = h.server.wait(one_more)
+    assert refused is not None and f"{MAX_PENDING_ASKS} asks are pending" in refused.message
+    h.answer(one_more)  # an ask finished at once is never refused for the others
+    assert [r["id"] for r in h.out()] == ["one-more"]
     h.answer(tickets[0])
     h.start(ask("one-more"))

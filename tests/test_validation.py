@@ -23,10 +23,8 @@ from userq_cli._protocol.validation import (
     _duplicates,
     check_intents,
     check_not_empty,
-    check_unique,
     convert_request,
     parse_request,
-    passes_stateless_checks,
     top_level_id,
 )
 
@@ -318,48 +316,6 @@ _INTENTS = st.none() | st.fixed_dictionaries(
     {"kind": st.sampled_from(["plan-review", "diff"])},
     optional={"approve": st.sampled_from(["a", "b", "c"])},
 )
-
-
-@given(
-    st.lists(
-        st.fixed_dictionaries(
-            {
-                "id": st.sampled_from(["q1", "q2", "q3"]),
-                "labels": st.lists(_SHORT_TEXT, max_size=4),
-                "intent": _INTENTS,
-                "detail": st.sampled_from(["", "# plan"]),
-            }
-        ),
-        max_size=3,
-    )
-)
-def test_the_one_pass_check_passes_only_asks_the_checks_pass(
-    questions: list[dict[str, Any]],
-) -> None:
-    # The server skips check_unique, check_not_empty and check_intents for an
-    # ask that passes_stateless_checks passes: it must never pass one that
-    # they refuse, and it must pass the usual ask (no intent) they all pass.
-    obj = {
-        "questions": [
-            q(
-                x["id"],
-                options=[{"label": label} for label in x["labels"]],
-                detail=x["detail"],
-                **({"intent": x["intent"]} if x["intent"] else {}),
-            )
-            for x in questions
-        ]
-    }
-    request = msgspec.convert(obj, AskUserQuestionRequest)
-    try:
-        check_unique(request)
-        check_not_empty(request)
-        check_intents(request)
-    except UserQuestionError:
-        assert not passes_stateless_checks(request)
-    else:
-        no_intent = all(x["intent"] is None for x in questions)
-        assert passes_stateless_checks(request) or not no_intent
 
 
 # --- near misses: a misspelt known field is refused, not ignored --------------

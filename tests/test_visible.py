@@ -9,15 +9,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from userq_cli._prompt.sanitize import clean
-from userq_cli._protocol.messages import AskUserQuestionOption
 from userq_cli._protocol.visible import (
     _IGNORED_ON_SCREEN,
     _LATIN_LOOKALIKES,
     _SPACES,
     UNSAFE,
     _key_of_any_text,
-    keys_of,
+    clean,
     looks_like_key,
 )
 
@@ -82,9 +80,3 @@ _LABEL_TEXT = st.text(
 def test_the_key_skips_only_steps_that_change_nothing(label: str) -> None:
     assert _key_of_any_text(label) == _key_as_defined(label)
     assert looks_like_key(label) == _key_as_defined(label)
-
-
-@given(st.lists(_LABEL_TEXT | st.text(alphabet="ab ", max_size=4), max_size=5))
-def test_keys_of_options_are_their_labels_keys(labels: list[str]) -> None:
-    options = [AskUserQuestionOption(label=label) for label in labels]
-    assert keys_of(options) == {looks_like_key(label) for label in labels}

@@ -25,9 +25,9 @@ from .._protocol.answer_values import AnswerValue, fit_answer
 from .._protocol.errors import UserQuestionError, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.validation import questions_as_sent
-from .chain import ASK_LINE, Answerer, remaining_seconds
-from .config import TerminalHold
+from .chain import Answerer, Ask
 from .reasons import Reasons
+from .settings import TerminalHold
 
 if TYPE_CHECKING:
     import asyncio
@@ -73,8 +73,9 @@ class Forwarding(Answerer):
         return request.via
 
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
+        request = ask.request
         self._declined.forget(q.id for q in open_questions)
         from ._peer_link import Declined
         from ._peer_stream import Unreachable
@@ -83,9 +84,9 @@ class Forwarding(Answerer):
         if peer is None:
             return {}
         async with self._share.hold() if self._share else contextlib.nullcontext():
-            raw = questions_as_sent(ASK_LINE.get(), [q.id for q in open_questions])
+            raw = questions_as_sent(ask.line, [q.id for q in open_questions])
             via = self._via(request)
-            outcome = await peer.ask(request, open_questions, remaining_seconds(), raw, via)
+            outcome = await peer.ask(request, open_questions, ask.remaining(), raw, via)
         if isinstance(outcome, Unreachable):
             self._unreachable = outcome.reason
             return {}

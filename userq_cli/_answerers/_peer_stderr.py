@@ -28,16 +28,14 @@ remote's text after ``remote:``), so the user sees whose words they are.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import os
 import select
 import sys
 
 from .._protocol.framing import READ_CHUNK
 from .._protocol.limits import MAX_PEER_STDERR_LINE
-from .diagnostics import diagnostic, say, stderr_or_nothing
-from .socket_path import reason
-from .writes import WRITE_CHUNK, write_some
+from .._support.diagnostics import diagnostic, reason, say, stderr_or_nothing
+from .._support.writes import WRITE_CHUNK, write_some
 
 #: Before each line of the peer's stderr.
 PREFIX = "relay peer: "
@@ -101,8 +99,7 @@ class PeerStderr:
         self._lines = CutLines()
         self._ending = False
         self._ready: asyncio.Future[None] | None = None
-        # A context of its own: see PeerStream's reader.
-        self._task = asyncio.create_task(self._run(), context=contextvars.Context())
+        self._task = asyncio.create_task(self._run())
 
     async def finish(self, grace: float) -> None:
         """The peer is gone: what its pipe holds now is passed on, then the

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 from collections.abc import Sequence
 
 import msgspec
@@ -31,8 +30,8 @@ from .._protocol.errors import UserQuestionError, duration, quote
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, Frame, LineFramer, OversizedLine
 from .._protocol.limits import MAX_PEER_BACKLOG
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .._support.diagnostics import say
 from ._peer_link import GRACE, Answered, Declined, Failed, Grace, Outcome, PeerLink, PeerViolation
-from .diagnostics import say
 
 
 class Unreachable(msgspec.Struct, frozen=True):
@@ -72,9 +71,7 @@ class PeerStream:
         #: How an ask that was not sent yet ends, once the peer has stopped.
         self._end: Failed | Unreachable = Unreachable("ended")
         self._watches: list[asyncio.TimerHandle] = []
-        # In a context of its own: the ask that starts a peer must not lend it
-        # its context (ASK_LINE would keep that ask's line for the peer's life).
-        self._reader = asyncio.create_task(self._read(), context=contextvars.Context())
+        self._reader = asyncio.create_task(self._read())
         self._ended: asyncio.Task[None] | None = None
         self._write(self.link.greet())
 

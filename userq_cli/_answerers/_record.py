@@ -22,9 +22,9 @@ import msgspec
 
 from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.messages import AskUserQuestionItem
+from .._support.diagnostics import say
 from .answers_file import AnswerSet, load_file
-from .config import StartupError
-from .diagnostics import say
+from .settings import StartupError
 
 FORMATS = (".toml", ".json")
 

@@ -10,19 +10,18 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping
 from .._protocol.framing import BOM
-from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .._protocol.messages import AskUserQuestionItem
 from .._protocol.validation import Undecodable, decode_json
-from .chain import NeverWaits
-from .config import ChainConfig, NoWriter, StartupError, TooLarge, path_of, read_named_file
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from .._support.files import NoWriter, TooLarge, read_named_file
+from .chain import Ask, NeverWaits
+from .settings import ChainConfig, Option, StartupError
 
 FILES_VARIABLE = "USERQ_ANSWERS_FILE"
 # 16 MiB: a hand-written or recorded answers file is a few KiB, and even
@@ -49,29 +48,49 @@ class FileAnswerer(NeverWaits):
     name = "file"
     interactive = False
 
+    class Settings(msgspec.Struct, frozen=True):
+        answers: tuple[Path, ...] = ()
+
+    options = (
+        Option(
+            "--answers",
+            "Preseeded answers, a .toml or .json file (repeatable; later files win).",
+            details="In the format of *userq-answers*(5). Needs the `file` answerer in the"
+            " chain. The files of `USERQ_ANSWERS_FILE` are read first, so these win over"
+            " them. A missing or malformed file stops userq before it reads any request"
+            " (exit status 2).",
+            metavar="FILE",
+            type="path",
+            many=True,
+            envvar=FILES_VARIABLE,
+            requires=True,
+        ),
+    )
+
     def __init__(self, answers: AnswerSet, files: int = 0) -> None:
         self._answers = answers
         self._files = files
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> FileAnswerer:
-        files = len(files_named(config))
-        answers = load_files(config)
+        named = files_named(config.environ, config.settings_of(cls.name, cls.Settings).answers)
+        answers = load_files(named)
         answers.common = config.preseeded(answers.common)
         answers.by_agent = {agent: config.preseeded(a) for agent, a in answers.by_agent.items()}
-        return cls(answers, files)
+        return cls(answers, len(named))
 
     @property
     def answers_nothing(self) -> bool:
         return not self._answers.common and not self._answers.by_agent
 
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
         """A lookup in what was read at startup: never waits. An agent-scoped
         answer wins over the common one, for that agent."""
         common = self._answers.common
-        scoped = self._answers.by_agent.get(request.agent.id) if request.agent else None
+        agent = ask.request.agent
+        scoped = self._answers.by_agent.get(agent.id) if agent else None
         found: dict[str, AnswerValue] = {}
         for question in open_questions:
             if scoped and question.id in scoped:
@@ -86,18 +105,18 @@ class FileAnswerer(NeverWaits):
         return f"not in the {self._files} answers file{'s' * (self._files > 1)} given"
 
 
-def files_named(config: ChainConfig) -> list[tuple[Path, str]]:
+def files_named(environ: Mapping[str, str], given: Sequence[Path]) -> list[tuple[Path, str]]:
     """``USERQ_ANSWERS_FILE`` first, then ``--answers``: the command line wins.
     Each with where it was named, for error messages."""
-    from_env = config.environ.get(FILES_VARIABLE, "")
+    from_env = environ.get(FILES_VARIABLE, "")
     return [
-        (path_of(name), f" (from {FILES_VARIABLE})") for name in from_env.split(os.pathsep) if name
-    ] + [(path, "") for path in config.answer_files]
+        (Path(name), f" (from {FILES_VARIABLE})") for name in from_env.split(os.pathsep) if name
+    ] + [(path, "") for path in given]
 
 
-def load_files(config: ChainConfig) -> AnswerSet:
+def load_files(named: Sequence[tuple[Path, str]]) -> AnswerSet:
     merged = AnswerSet()
-    for path, origin in files_named(config):
+    for path, origin in named:
         try:
             merged.update(load_file(path))
         except StartupError as exc:

@@ -2,22 +2,30 @@
 
 An answerer is one module with one class derived from `Answerer`; the chain
 knows nothing about any particular answerer, so adding one (the terminal
-prompt, a relay, a defaults policy) touches only the registry
-(`registry.ANSWERERS`).
+prompt, a relay, a defaults policy) is its module and its line in the
+registry (`registry.ANSWERERS`).
+
+An ask goes down the chain as a `Walk`. `Walk.advance` takes what each
+answerer gives at once (`Answerer.answer_now`: a lookup, no side effects) and
+stops at the first that must be awaited; `Walk.finish` awaits it and goes on.
+A run whose answerers all answer at once (env, files, defaults) never needs
+an event loop; the rule is the same either way, written once here.
 """
 
 from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping, Sequence
-from contextvars import ContextVar
-from typing import TYPE_CHECKING, ClassVar, Self
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import msgspec
 
 from .._protocol.answer_values import AnswerValue, fit_answer
 from .._protocol.errors import UserQuestionError
 from .._protocol.messages import (
     PROTOCOL_VERSION,
+    AgentRef,
     AskUserQuestionAnswer,
     AskUserQuestionAnswerItem,
     AskUserQuestionItem,
@@ -25,30 +33,29 @@ from .._protocol.messages import (
     HelloResponse,
     PeerHello,
 )
-from .diagnostics import say
+from .._support.diagnostics import say
 
 if TYPE_CHECKING:
-    from .config import ChainConfig
-
-#: When the ask being answered times out, on the `time.monotonic` clock (None:
-#: never). The serve loop sets it in each ask's task, where it applies the
-#: timeout; an answerer that hands the ask on (the relay) reads it so the
-#: other side gives up when this side does, without the Answerer protocol
-#: growing a parameter that every other answerer would have to take.
-ASK_DEADLINE: ContextVar[float | None] = ContextVar("ASK_DEADLINE", default=None)
+    from .settings import ChainConfig, Option
 
 
-#: The request line the ask being answered came on (None: not from a line).
-#: Set by the serve loop beside ASK_DEADLINE, for the same reason: the relay
-#: forwards the questions as their sender wrote them (`questions_as_sent`),
-#: so that fields this version does not know still reach its peer.
-ASK_LINE: ContextVar[bytes | None] = ContextVar("ASK_LINE", default=None)
+class Ask(msgspec.Struct, frozen=True, gc=False):
+    """One ask as the answerers are given it."""
 
+    request: AskUserQuestionRequest
+    #: When it times out, on the `time.monotonic` clock; None: never.
+    deadline: float | None = None
+    #: The line it came on, as its sender wrote it, for an answerer that sends
+    #: the questions on (`Answerer.forwards_questions`); else None.
+    line: bytes | None = None
 
-def remaining_seconds() -> float | None:
-    """Seconds left before the current ask times out, or None."""
-    deadline = ASK_DEADLINE.get()
-    return None if deadline is None else deadline - time.monotonic()
+    @property
+    def agent(self) -> AgentRef | None:
+        return self.request.agent
+
+    def remaining(self) -> float | None:
+        """Seconds left before it times out, or None."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
 
 
 class TerminalHungUp(UserQuestionError):
@@ -61,6 +68,10 @@ class TerminalHungUp(UserQuestionError):
         super().__init__("ASK_ABORTED", message)
 
 
+class NoSettings(msgspec.Struct, frozen=True):
+    """The settings of an answerer that has none."""
+
+
 class Answerer(ABC):
     """Base of every answerer. The chain calls only what is declared here;
     the hooks with a body are optional, and their defaults are what an
@@ -68,8 +79,11 @@ class Answerer(ABC):
 
     #: The name users give in ``--answerers`` and see in ``sources``.
     name: ClassVar[str]
+    #: Its settings, and the command-line options that fill them.
+    Settings: ClassVar[type[Any]] = NoSettings
+    options: ClassVar[tuple[Option, ...]] = ()
     #: Whether it sends the questions on to another party (a relay), as
-    #: their sender wrote them (`ASK_LINE`): then each waiting ask's line is
+    #: their sender wrote them (`Ask.line`): then each waiting ask's line is
     #: kept while it waits.
     forwards_questions: ClassVar[bool] = False
 
@@ -83,9 +97,23 @@ class Answerer(ABC):
         """Whether this answerer can reach a human right now (for ``hello``)."""
         return False
 
+    def answer_now(
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
+    ) -> Mapping[str, AnswerValue] | None:
+        """What ``answer`` would return, when it is known at once from what
+        the answerer holds (no I/O, no side effects), or None: answering
+        means waiting, and ``answer`` is awaited."""
+        return None
+
+    def expect(self, ask: Ask) -> None:  # noqa: B027 (an optional hook)
+        """``ask`` will wait for this answerer's ``answer``, which the event
+        loop, perhaps not started yet, will call: do at once what cannot
+        wait for it (the tty turns the terminal's echo off, so that keys
+        typed meanwhile are not shown)."""
+
     @abstractmethod
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
         """Answers for some of ``open_questions``, keyed by question id.
 
@@ -93,15 +121,6 @@ class Answerer(ABC):
         answer grammar and are checked by the chain, so an answerer cannot
         hand back a label its question does not offer.
         """
-
-    def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
-    ) -> Mapping[str, AnswerValue] | None:
-        """What ``answer`` would return, given at once and without side
-        effects, or None when answering means waiting (then ``answer`` is
-        awaited). The chain may call it and then await ``answer`` for the
-        same ask."""
-        return None
 
     @property
     def answers_nothing(self) -> bool:
@@ -128,26 +147,25 @@ class Answerer(ABC):
 
 class NeverWaits(Answerer):
     """Base of an answerer that always answers at once (a lookup in what was
-    read at startup, a policy): its `answer` is its `answer_now`, so the two
-    cannot drift apart."""
+    read at startup, a policy): its `answer` is its `answer_now`."""
 
     @abstractmethod
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]: ...
 
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
-        return self.answer_now(request, open_questions)
+        return self.answer_now(ask, open_questions)
 
 
 class Chain:
     def __init__(self, answerers: Sequence[Answerer]) -> None:
         self.answerers = list(answerers)
-        # Those an ask is put to. Asking the others costs every ask of a run
-        # on --defaults or --answers alone a call each, for nothing.
-        self._asked = [answerer for answerer in answerers if not answerer.answers_nothing]
+        # Those an ask is put to: asking the others would cost every ask of a
+        # run on --defaults or --answers alone a call each, for nothing.
+        self.asked = [answerer for answerer in answerers if not answerer.answers_nothing]
 
     @property
     def names(self) -> list[str]:
@@ -184,135 +202,79 @@ class Chain:
             except Exception as exc:
                 say(f"{answerer.name}: could not be closed cleanly: {exc!r}")
 
-    def _no_provider(self, missing: list[str]) -> str:
-        reasons = "; ".join(f"{a.name}: {a.why_not(missing)}" for a in self.answerers)
-        return f"nobody answered {', '.join(missing)}: {reasons or 'no answerers'}"
-
-    async def run(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer:
+    async def run(self, ask: Ask) -> AskUserQuestionAnswer:
         """Answer every question of a validated ask, or raise `UserQuestionError`."""
-        answers = _Answers(request)
-        for answerer in self._asked if request.questions else self.answerers:
-            if not answers.take(answerer.name, await answerer.answer(request, answers.open)):
-                break
-        return answers.result(self._no_provider)
+        walk = Walk(self, ask)
+        return await walk.finish(walk.advance())
 
-    def answer_now(self, request: AskUserQuestionRequest) -> AskUserQuestionAnswer | None:
-        """`run`, without waiting: the answer when every answerer this ask
-        reaches answers at once (env, files, defaults), else None (then await
-        `run`). Raises as `run` does. This is what lets a preseeded session
-        run without an event loop.
+    def no_provider(self, missing: list[str]) -> UserQuestionError:
+        reasons = "; ".join(f"{a.name}: {a.why_not(missing)}" for a in self.answerers)
+        message = f"nobody answered {', '.join(missing)}: {reasons or 'no answerers'}"
+        return UserQuestionError("NO_PROVIDER", message)
 
-        `_Answers` written out as plain locals: this runs for every ask of
-        a preseeded session, and the bookkeeping object and its method
-        calls were half of what the chain cost per ask."""
-        questions = request.questions
-        if len(questions) == 1:
-            # Most asks: the first answerer that answers their one question
-            # gives the whole answer.
-            question = questions[0]
-            qid = question.id
-            for answerer in self._asked:
-                values = answerer.answer_now(request, questions)
-                if values is None:
-                    return None
-                if qid in values:
-                    source = answerer.name
-                    item = fit_answer(question, values[qid], source)
-                    return AskUserQuestionAnswer(
-                        id=request.id, answers=[item], sources={qid: source}
-                    )
-            raise UserQuestionError("NO_PROVIDER", self._no_provider([qid]))
-        open_questions = questions
-        items: dict[str, AskUserQuestionAnswerItem] = {}
-        sources: dict[str, str] = {}
-        # (An ask of no questions, which the server refuses before it gets
-        # here, goes to every answerer, as it always has.)
-        for answerer in self._asked if questions else self.answerers:
-            values = answerer.answer_now(request, open_questions)
-            if values is None:
+
+class Walk:
+    """One ask on its way down the chain: the questions still open, and what
+    each answerer gave for the others (checked as it is taken: `fit_answer`
+    raises BAD_ANSWER, which ends the ask)."""
+
+    __slots__ = ("_answers", "_chain", "_next", "_sources", "_takes", "ask", "open")
+
+    def __init__(self, chain: Chain, ask: Ask) -> None:
+        self.ask = ask
+        self.open: list[AskUserQuestionItem] = ask.request.questions
+        self._chain = chain
+        self._next = iter(chain.asked)
+        self._answers: list[AskUserQuestionAnswerItem] = []  # in the order given
+        self._sources: dict[str, str] = {}  # question id -> who answered it
+        self._takes = 0  # how many answerers answered some
+
+    def advance(self) -> Answerer | None:
+        """Take what the answerers give at once, down the chain, until one
+        must be awaited (returned), or every question is answered or every
+        answerer asked (None)."""
+        ask = self.ask
+        for answerer in self._next:
+            if not self.open:
                 return None
-            if values and open_questions is questions:
-                answer = _all_from_one(request, answerer.name, values)
-                if answer is not None:
-                    return answer  # the usual preseeded ask: all at its first answerer
-            if values:
-                open_questions = _take(answerer.name, values, open_questions, items, sources)
-            if not open_questions:
-                break  # all answered: the usual preseeded ask, at its first answerer
-        return _result(request, open_questions, items, sources, self._no_provider)
+            values = answerer.answer_now(ask, self.open)
+            if values is None:
+                return answerer
+            self.take(answerer.name, values)
+        return None
 
+    async def finish(self, answerer: Answerer | None) -> AskUserQuestionAnswer:
+        """Await ``answerer`` (the one `advance` stopped at) and those after
+        it that must be awaited; the answer, or `UserQuestionError`."""
+        while answerer is not None:
+            self.take(answerer.name, await answerer.answer(self.ask, self.open))
+            answerer = self.advance()
+        return self.answer()
 
-class _Answers:
-    """An ask's answers so far, as the chain goes down its answerers."""
+    def take(self, source: str, values: Mapping[str, AnswerValue]) -> None:
+        """Take what ``source`` answered of the open questions."""
+        if not values:
+            return
+        self._takes += 1
+        still_open = []
+        for question in self.open:
+            qid = question.id
+            if qid in values:
+                self._answers.append(fit_answer(question, values[qid], source))
+                self._sources[qid] = source
+            else:
+                still_open.append(question)
+        self.open = still_open
 
-    __slots__ = ("items", "open", "request", "sources")
-
-    def __init__(self, request: AskUserQuestionRequest) -> None:
-        self.request = request
-        self.open: list[AskUserQuestionItem] = request.questions
-        self.items: dict[str, AskUserQuestionAnswerItem] = {}
-        self.sources: dict[str, str] = {}
-
-    def take(self, source: str, values: Mapping[str, AnswerValue]) -> bool:
-        """Take what ``source`` answered; whether any question is still open."""
-        if values:
-            self.open = _take(source, values, self.open, self.items, self.sources)
-        return bool(self.open)
-
-    def result(self, no_provider: Callable[[list[str]], str]) -> AskUserQuestionAnswer:
-        return _result(self.request, self.open, self.items, self.sources, no_provider)
-
-
-def _all_from_one(
-    request: AskUserQuestionRequest, source: str, values: Mapping[str, AnswerValue]
-) -> AskUserQuestionAnswer | None:
-    """The answer when ``source``, the first to answer anything, answered
-    every question, else None (then `_take` goes on): what `_take` and
-    `_result` give then, with no bookkeeping between them. (A BAD_ANSWER
-    raised here is the one `_take` would raise: the questions are fitted in
-    the same order.)"""
-    answers = []
-    sources: dict[str, str] = {}
-    for question in request.questions:
-        qid = question.id
-        if qid not in values or qid in sources:
-            return None  # some question left open (or two with one id: left to _take)
-        answers.append(fit_answer(question, values[qid], source))
-        sources[qid] = source
-    return AskUserQuestionAnswer(id=request.id, answers=answers, sources=sources)
-
-
-def _take(
-    source: str,
-    values: Mapping[str, AnswerValue],
-    open_questions: list[AskUserQuestionItem],
-    items: dict[str, AskUserQuestionAnswerItem],
-    sources: dict[str, str],
-) -> list[AskUserQuestionItem]:
-    """Take what ``source`` answered into ``items`` and ``sources``; the
-    questions still open."""
-    still_open = []
-    for question in open_questions:
-        qid = question.id
-        if qid in values:
-            items[qid] = fit_answer(question, values[qid], source)
-            sources[qid] = source
-        else:
-            still_open.append(question)
-    return still_open
-
-
-def _result(
-    request: AskUserQuestionRequest,
-    open_questions: list[AskUserQuestionItem],
-    items: dict[str, AskUserQuestionAnswerItem],
-    sources: dict[str, str],
-    no_provider: Callable[[list[str]], str],
-) -> AskUserQuestionAnswer:
-    if open_questions:  # what no answerer answered, in request order
-        raise UserQuestionError("NO_PROVIDER", no_provider([q.id for q in open_questions]))
-    answers, in_order = [], {}
-    for question in request.questions:  # request order, for both
-        answers.append(items[question.id])
-        in_order[question.id] = sources[question.id]
-    return AskUserQuestionAnswer(id=request.id, answers=answers, sources=in_order)
+    def answer(self) -> AskUserQuestionAnswer:
+        """Every question's answer, in request order; NO_PROVIDER naming
+        those nobody answered."""
+        if self.open:
+            raise self._chain.no_provider([q.id for q in self.open])
+        request = self.ask.request
+        answers, sources = self._answers, self._sources
+        if self._takes > 1:  # given in more than one take: put back in request order
+            by_id = {item.id: item for item in answers}
+            answers = [by_id[q.id] for q in request.questions]
+            sources = {q.id: sources[q.id] for q in request.questions}
+        return AskUserQuestionAnswer(id=request.id, answers=answers, sources=sources)

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import msgspec
+
 from .._protocol.answer_values import AnswerValue
 from .._protocol.errors import quote
-from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from .chain import NeverWaits
-from .config import ChainConfig
+from .._protocol.messages import AskUserQuestionItem
+from .chain import Ask, NeverWaits
+from .settings import ChainConfig, Option
 
 RECOMMENDED = "(Recommended)"
 
@@ -71,17 +73,31 @@ class DefaultsAnswerer(NeverWaits):
     name = "defaults"
     interactive = False
 
+    class Settings(msgspec.Struct, frozen=True):
+        defaults: bool = False
+
+    options = (
+        Option(
+            "--defaults",
+            "Answer by policy what no earlier answerer did: the '(Recommended)' option,"
+            " else the first; never an approval. Adds defaults to the chain.",
+            details="It goes after every answerer named but `relay`, `listener`, `elicit` and"
+            " `tty`, so that no answerer named before it is overruled. See POLICY DEFAULTS.",
+            adds=True,
+        ),
+    )
+
     def __init__(self, default_label: str | None = None, confirm_yes: str | None = None):
         self._default_label = default_label
         self._confirm_yes = confirm_yes
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> DefaultsAnswerer:
-        confirm_yes = config.confirm_labels[0] if config.confirm_labels else None
-        return cls(config.default_label, confirm_yes)
+        confirm = config.confirm
+        return cls(confirm.default, confirm.yes) if confirm else cls()
 
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
         """A policy needs no waiting: CI on --defaults runs without an event loop."""
         found: dict[str, AnswerValue] = {}
@@ -89,8 +105,8 @@ class DefaultsAnswerer(NeverWaits):
         for question in open_questions:
             if default is not None and default in question.labels:
                 answer: AnswerValue = default  # the human's own --default, even yes
-            elif is_approval(question):
-                continue
+            elif (question.intent or question.approve is not None) and is_approval(question):
+                continue  # (a question with neither is never an approval)
             else:
                 answer = policy_answer(question)
             if not answer and question.required:

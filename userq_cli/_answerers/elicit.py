@@ -31,15 +31,17 @@ the answerer declines and the chain goes on.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Self
+from typing import Any, Literal, Protocol, Self
 
-from .._prompt.sanitize import clean
+import msgspec
+
 from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from .chain import Answerer
-from .config import ChainConfig, FormAsker, FormUnavailable, StartupError
+from .._protocol.visible import clean
+from .chain import Answerer, Ask
 from .reasons import Reasons
+from .settings import ChainConfig, StartupError
 
 #: What an "Other" field says it is: with one choice, typed text replaces the
 #: choice (the protocol's rule); with several, it is one more.
@@ -47,8 +49,39 @@ _OTHER_INSTEAD = "Your own answer, typed instead of a choice (it replaces any ch
 _OTHER_BESIDE = "Your own answer, typed beside the choices ticked."
 
 
+class FormReply(msgspec.Struct, frozen=True):
+    """What the MCP client's UI gave back: the human's action and, on
+    ``accept``, the form's content."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] | None = None
+
+
+class FormUnavailable(Exception):
+    """The client could not show the form (it answered the request with an
+    error); ``str()`` says why. The questions go on down the chain."""
+
+
+class FormAsker(Protocol):
+    """The MCP session an ask came on, as `userq mcp` hands it over."""
+
+    def cannot_ask(self, request: AskUserQuestionRequest) -> str | None:
+        """Why no form can be shown for this ask (the client did not declare
+        the elicitation capability), or None when one can."""
+
+    async def ask_form(
+        self, request: AskUserQuestionRequest, message: str, schema: dict[str, Any]
+    ) -> FormReply:
+        """Show the form in the client's UI and wait for the human;
+        `FormUnavailable` if the client cannot."""
+
+
 class ElicitAnswerer(Answerer):
     name = "elicit"
+
+    class Settings(msgspec.Struct, frozen=True):
+        #: Set by `userq mcp`: its MCP session, which shows the forms.
+        form_asker: FormAsker | None = None
 
     def __init__(self, asker: FormAsker) -> None:
         self._asker = asker
@@ -57,38 +90,34 @@ class ElicitAnswerer(Answerer):
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> Self:
-        if config.form_asker is None:
+        asker = config.settings_of(cls.name, cls.Settings).form_asker
+        if asker is None:
             raise StartupError(
                 "the elicit answerer asks the human in an MCP client's own UI:"
                 " it works only under `userq mcp`"
             )
-        return cls(config.form_asker)
+        return cls(asker)
 
     @property
     def interactive(self) -> bool:
         return True
 
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue] | None:
         """Without a form to show, nothing, at once; else the human is asked."""
-        if not open_questions:
-            return {}
-        reason = self._asker.cannot_ask(request)
+        reason = self._asker.cannot_ask(ask.request)
         if reason is None:
             return None
         self._declined.note((q.id for q in open_questions), reason)
         return {}
 
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
-        now = self.answer_now(request, open_questions)
-        if now is not None:
-            return now
         form = Form(open_questions)
         try:
-            reply = await self._asker.ask_form(request, form.message, form.schema)
+            reply = await self._asker.ask_form(ask.request, form.message, form.schema)
         except FormUnavailable as exc:
             self._declined.note((q.id for q in open_questions), str(exc))
             return {}

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
-from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+from .._protocol.messages import AskUserQuestionItem
 from .._protocol.validation import Undecodable, decode_json
-from .chain import NeverWaits
-from .config import ChainConfig, StartupError
+from .chain import Ask, NeverWaits
+from .settings import ChainConfig, StartupError
 
 PREFIX = "USERQ_ANSWER_"
 MAP_VARIABLE = "USERQ_ANSWERS"
@@ -50,7 +50,7 @@ class EnvAnswerer(NeverWaits):
         return not self._per_variable and not self._by_id  # the usual case in CI
 
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
         """A lookup in what was read at startup: never waits."""
         found: dict[str, AnswerValue] = {}

@@ -10,8 +10,8 @@ before its first ask, the listener's NO_PROVIDER passed on down the chain.
 
 - Only a listener of this user is asked: the kernel says who listens
   (SO_PEERCRED), and another user's listener is sent nothing.
-- No listener (no socket, nobody accepting): it declines at once, without an
-  event loop, and the chain goes on; NO_PROVIDER says to run ``userq listen``.
+- No listener (no socket, nobody accepting): it declines at once, and the
+  chain goes on; NO_PROVIDER says to run ``userq listen``.
 - A listener that goes away mid-ask ends the asks out there with
   ``ASK_ABORTED``; the next question connects again.
 - ``interactive`` (``hello``) is whether a listener can be reached now: a
@@ -21,32 +21,46 @@ before its first ask, the listener's NO_PROVIDER passed on down the chain.
 from __future__ import annotations
 
 import os
-import socket
-from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._protocol.answer_values import AnswerValue
-from .._protocol.errors import duration, quote
-from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
+import msgspec
+
+from .._protocol.errors import quote
+from .._support.diagnostics import reason
+from .._support.socket_path import SOCKET_VARIABLE
 from ._forwarding import Forwarding, NotReached
-from ._peer_link import GRACE, Grace
-from .config import ChainConfig
-from .socket_path import peer_uid, reason, socket_path
+from .settings import ChainConfig, Option
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    import socket
 
+    from ._peer_link import Grace
     from ._peer_stream import PeerStream
-
-#: How long a listener may take to accept a connection (one stopped with
-#: SIGSTOP, its backlog full, would otherwise hold the ask for ever).
-_CONNECT_TIMEOUT = 5.0
 
 
 class ListenerAnswerer(Forwarding):
     name = "listener"
 
-    def __init__(self, path: Path, grace: Grace = GRACE) -> None:
+    class Settings(msgspec.Struct, frozen=True):
+        socket: Path | None = None
+
+    options = (
+        Option(
+            "--socket",
+            "The listener's socket: where userq listen listens, and where the listener"
+            " answerer and userq attach connect [default: $USERQ_SOCKET, else"
+            " $XDG_RUNTIME_DIR/userq/listen.sock, else /run/user/UID/userq/listen.sock"
+            " when that directory is yours, else /tmp/userq-UID/listen.sock].",
+            details="The default under */run/user/UID* is for `userq mcp`, which an MCP client"
+            " may start without `XDG_RUNTIME_DIR`. See LISTENER.",
+            metavar="PATH",
+            type="path",
+            envvar=SOCKET_VARIABLE,
+        ),
+    )
+
+    def __init__(self, path: Path, grace: Grace | None = None) -> None:
         # No terminal hold: the listener prompts on its own terminal.
         super().__init__()
         self._path = path
@@ -54,7 +68,10 @@ class ListenerAnswerer(Forwarding):
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> ListenerAnswerer:
-        return cls(socket_path(config.socket, config.environ))
+        from .._support.socket_path import socket_path
+
+        given = config.settings_of(cls.name, cls.Settings).socket
+        return cls(socket_path(given, config.environ))
 
     @property
     def peer_name(self) -> str:
@@ -65,65 +82,48 @@ class ListenerAnswerer(Forwarding):
         peer = self._live_peer
         if peer is not None and peer.link.hello is not None:
             return peer.link.hello.interactive
-        return self._probe() is None
-
-    def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
-    ) -> dict[str, AnswerValue] | None:
-        """Without a listener the answer is known at once: nothing."""
-        if not open_questions:
-            return {}
-        if self._live_peer is not None:
-            return None
-        why = self._probe()
-        if why is None:
-            return None
-        self._unreachable = why
-        return {}
-
-    def _probe(self) -> str | None:
-        """Why no listener of this user can be reached now, or None: a
-        connect, closed at once (the listener takes it for a session whose
-        client went away, and says nothing)."""
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        probe.setblocking(False)  # a listener that does not accept is not reachable
         try:
-            probe.connect(os.fspath(self._path))
-            return self._not_ours(peer_uid(probe))
-        except OSError as exc:
-            return _absent(exc)
-        finally:
-            probe.close()
+            self._connected().close()  # the listener takes it for a client gone, silently
+        except NotReached:
+            return False
+        return True
 
-    def _not_ours(self, owner: int) -> str | None:
-        if owner == os.getuid():
-            return None
-        return f"is user {owner}'s, not yours: no question is sent to it"
+    def _connected(self) -> socket.socket:
+        """A connection to the listener, if one of this user's accepts
+        connections now; else `NotReached`. A listener that does not accept
+        (stopped, its backlog full) is not reached: an AF_UNIX connect that
+        does not block says so at once."""
+        import socket
+
+        from .._support.socket_path import peer_uid
+
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        connection.setblocking(False)
+        try:
+            connection.connect(os.fspath(self._path))
+            owner = peer_uid(connection)
+        except OSError as exc:
+            connection.close()
+            raise NotReached(_absent(exc)) from None
+        if owner != os.getuid():
+            connection.close()
+            raise NotReached(f"is user {owner}'s, not yours: no question is sent to it")
+        return connection
 
     async def _connect(self) -> PeerStream:
         import asyncio
 
+        from ._peer_link import GRACE
         from ._peer_stream import PeerStream
 
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_unix_connection(os.fspath(self._path)), _CONNECT_TIMEOUT
-            )
-        except TimeoutError:
-            raise NotReached(f"did not accept within {duration(_CONNECT_TIMEOUT)}") from None
-        except OSError as exc:
-            raise NotReached(_absent(exc)) from None
-        refusal = self._not_ours(peer_uid(writer.get_extra_info("socket")))
-        if refusal is not None:
-            writer.transport.abort()
-            raise NotReached(refusal)
+        reader, writer = await asyncio.open_unix_connection(sock=self._connected())
         return PeerStream(
             reader,
             writer,
             kind="the listener",
             name=self.peer_name,
             retry="the next question connects again",
-            grace=self._grace,
+            grace=self._grace or GRACE,
         )
 
 

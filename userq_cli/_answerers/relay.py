@@ -26,13 +26,17 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from .._protocol.errors import quote
 from .._protocol.messages import AskUserQuestionRequest, PeerHello
 from ._forwarding import Forwarding, NotReached
-from ._peer_link import GRACE, Grace
-from .config import RELAY_VARIABLE, ChainConfig, StartupError, TerminalHold, relay_variable
+from .settings import ChainConfig, Option, StartupError, TerminalHold
+
+RELAY_VARIABLE = "USERQ_RELAY"
 
 if TYPE_CHECKING:
+    from ._peer_link import Grace
     from ._peer_stream import PeerStream
 
 # Not passed to the peer: a local `userq serve` peer would otherwise relay to
@@ -53,12 +57,32 @@ def parse_command(text: str, origin: str) -> list[str]:
 class RelayAnswerer(Forwarding):
     name = "relay"
 
+    class Settings(msgspec.Struct, frozen=True):
+        relay: str | None = None
+
+    options = (
+        Option(
+            "--relay",
+            "Relay questions to CMD, a program speaking this protocol (e.g. 'ssh host userq"
+            " attach', to a userq listen there); split as a shell would, never run by one."
+            " Adds relay to the chain.",
+            details="*CMD* speaks the protocol of *userq-protocol*(5) on its standard input"
+            " and output: `ssh laptop userq attach` (a `userq listen` there), another `userq"
+            " serve`, a dialog, a bot. The relay goes after every answerer named but"
+            " `listener`, `elicit` and `tty`. `USERQ_RELAY` gives the command when this is"
+            " not given, and adds `relay` to the default chain only. See RELAY.",
+            metavar="CMD",
+            envvar=RELAY_VARIABLE,
+            adds=True,
+        ),
+    )
+
     def __init__(
         self,
         argv: Sequence[str],
         environ: Mapping[str, str],
         share: TerminalHold | None = None,
-        grace: Grace = GRACE,
+        grace: Grace | None = None,
     ) -> None:
         super().__init__(share)
         self._argv = list(argv)
@@ -68,9 +92,11 @@ class RelayAnswerer(Forwarding):
     @classmethod
     def from_config(cls, config: ChainConfig) -> RelayAnswerer:
         share = config.terminal_share
-        if config.relay is not None:
-            return cls(parse_command(config.relay, "--relay"), config.environ, share)
-        command = relay_variable(config.environ)
+        given = config.settings_of(cls.name, cls.Settings).relay
+        if given is not None:
+            return cls(parse_command(given, "--relay"), config.environ, share)
+        # An empty value counts as unset (``USERQ_RELAY= cmd``).
+        command = config.environ.get(RELAY_VARIABLE) or None
         if command is None:
             raise StartupError(
                 f"the relay answerer needs a command: --relay CMD or {RELAY_VARIABLE}"
@@ -107,10 +133,11 @@ class RelayAnswerer(Forwarding):
         return [*(request.via or ()), socket.gethostname()]
 
     async def _connect(self) -> PeerStream:
+        from ._peer_link import GRACE
         from ._relay_peer import Peer
 
         try:
-            return await Peer.start(self._argv, self._environ, self._grace)
+            return await Peer.start(self._argv, self._environ, self._grace or GRACE)
         except OSError as exc:
             # Said once, in NO_PROVIDER when nothing else answers: a note on
             # stderr too would say it twice (and again for every ask).

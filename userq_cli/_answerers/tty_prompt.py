@@ -22,14 +22,17 @@ import contextlib
 import os
 import termios
 from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .._gc_pause import gc_paused
+import msgspec
+
 from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
-from .chain import ASK_DEADLINE, Answerer, TerminalHungUp
-from .config import ChainConfig, TerminalHold
+from .._support.gc_pause import gc_paused
+from .chain import Answerer, Ask, TerminalHungUp
+from .settings import ChainConfig, Option, TerminalHold
 
 if TYPE_CHECKING:
     import asyncio
@@ -41,10 +44,9 @@ if TYPE_CHECKING:
 TTY_PATH = "/dev/tty"
 
 
-def plain_mode(config: ChainConfig) -> bool:
+def plain_mode(plain: bool, environ: Mapping[str, str]) -> bool:
     """``--plain``, ``USERQ_PLAIN=1`` or a dumb terminal (``TERM=dumb``)."""
-    environ = config.environ
-    return config.plain or environ.get("USERQ_PLAIN") == "1" or environ.get("TERM") == "dumb"
+    return plain or environ.get("USERQ_PLAIN") == "1" or environ.get("TERM") == "dumb"
 
 
 def no_color(environ: Mapping[str, str]) -> bool:
@@ -121,6 +123,34 @@ class _Echo:
 class TtyAnswerer(Answerer):
     name = "tty"
 
+    class Settings(msgspec.Struct, frozen=True):
+        plain: bool = False
+        record: Path | None = None
+        #: Each request that reaches the prompt rings the bell and sends a
+        #: desktop notification (``userq listen`` without ``--quiet``).
+        notify: bool = False
+
+    options = (
+        Option(
+            "--plain",
+            "A line-oriented prompt with numbered options, for screen readers and dumb"
+            " terminals (also USERQ_PLAIN=1 or TERM=dumb).",
+            details="See THE PROMPT.",
+        ),
+        Option(
+            "--record",
+            "Write every answer the human gives at the prompt to FILE (.toml or .json),"
+            " for --answers to replay.",
+            details="In the format of *userq-answers*(5), keyed by question id and scoped to"
+            " the asking agent where the ask names one. An existing *FILE* is added to: an"
+            " answer to a question id it already holds replaces that one. It is rewritten"
+            " atomically after each answer, and keeps its permissions; a malformed one"
+            " stops userq at startup.",
+            metavar="FILE",
+            type="path",
+        ),
+    )
+
     def __init__(
         self,
         environ: Mapping[str, str],
@@ -145,21 +175,24 @@ class TtyAnswerer(Answerer):
         # prompt: prompt-toolkit is imported then).
         self._enter_guard: EnterGuard | None = None
         self._echo = _Echo()
+        #: Whether userq has a controlling terminal: it cannot gain one later.
+        self._terminal = self.interactive
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> TtyAnswerer:
+        settings = config.settings_of(cls.name, cls.Settings)
         recorder = None
-        if config.record:
+        if settings.record:
             from ._record import Recorder  # and tempfile: only when recording
 
-            recorder = Recorder(config.record)
+            recorder = Recorder(settings.record)
         return cls(
             config.environ,
-            plain=plain_mode(config),
+            plain=plain_mode(settings.plain, config.environ),
             recorder=recorder,
-            default_label=config.default_label,
+            default_label=config.confirm.default if config.confirm else None,
             share=config.terminal_share,
-            notify=config.notify,
+            notify=settings.notify,
         )
 
     @property
@@ -176,26 +209,25 @@ class TtyAnswerer(Answerer):
         return "no terminal to ask a human on (CI, cron, setsid or a daemon)"
 
     def answer_now(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue] | None:
-        """Without a terminal the answer is known at once: nothing. With
-        one, the questions are bound for it: its echo goes off now."""
-        if not open_questions or not self.interactive:
-            return {}
+        """Without a terminal the answer is known at once: nothing."""
+        return None if self._terminal else {}
+
+    def expect(self, ask: Ask) -> None:
+        """The questions are bound for the terminal: its echo goes off now."""
         self._echo.off()
-        return None
 
     async def answer(
-        self, request: AskUserQuestionRequest, open_questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
-        declined = self.answer_now(request, open_questions)
-        if declined is not None:
-            return declined
+        request = ask.request
+        self._echo.off()
         try:
             if self._notify:
                 self._announce(request, open_questions)
             async with self._my_turn():
-                answers = await self._ask(request, open_questions)
+                answers = await self._ask(ask, open_questions)
         finally:
             if not self._waiting and not (self._turn and self._turn.locked()):
                 self._echo.restore()  # the last request for the terminal has gone
@@ -251,7 +283,7 @@ class TtyAnswerer(Answerer):
             info.app.invalidate()
 
     async def _ask(
-        self, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
+        self, ask: Ask, questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, ExplicitAnswer]:
         fd = open_terminal()
         if fd is None:  # the terminal went away while this request waited
@@ -260,7 +292,7 @@ class TtyAnswerer(Answerer):
         share = self._share.hold() if self._share else contextlib.nullcontext()
         try:
             async with share:
-                return await self._prompt(fd, request, questions)
+                return await self._prompt(fd, ask, questions)
         finally:
             # prompt-toolkit restores the terminal itself; this also covers a
             # crash between entering raw mode and its own clean-up.
@@ -270,8 +302,9 @@ class TtyAnswerer(Answerer):
             os.close(fd)
 
     async def _prompt(
-        self, fd: int, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
+        self, fd: int, ask: Ask, questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, ExplicitAnswer]:
+        request = ask.request
         with gc_paused():  # prompt-toolkit's import
             from .._prompt.common import Cancelled, EnterGuard
             from .._prompt.flow import RequestInfo
@@ -285,7 +318,7 @@ class TtyAnswerer(Answerer):
             waiting=lambda: self._waiting,
             default_label=self._default_label,
             enter_guard=self._enter_guard,
-            deadline=ASK_DEADLINE.get(),
+            deadline=ask.deadline,
         )
         self._on_screen = info
         try:

@@ -8,7 +8,6 @@ command name (``userq --answers f.toml < requests``).
 # reads the commands' signatures at every start, and would evaluate each
 # annotation written as a string (a millisecond in all).
 
-import copy
 import os
 import sys
 from typing import Annotated
@@ -17,14 +16,16 @@ import typer
 
 from .._answerers.registry import MCP_DEFAULT_ORDER
 from .._runtime.exit_status import ExitStatus
+from .._runtime.run_options import positive_seconds
 from .._version import __version__
-from .lean_typer import LeanTyper
-from .options import ChainOptions, SocketOption, chain_options, positive_seconds
+from .options import chain_options, given, option_named, typer_option
 from .question_commands import COMMANDS, OrderedOptionsCommand
 from .serve_command import run_serve
+from .utf8_values import Utf8Command, Utf8Group
 
-app = LeanTyper(  # reads plain values without pydantic
+app = typer.Typer(
     name="userq",
+    cls=Utf8Group,
     add_completion=True,
     invoke_without_command=True,
     no_args_is_help=False,
@@ -32,6 +33,13 @@ app = LeanTyper(  # reads plain values without pydantic
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _seconds(value: float) -> float:
+    try:
+        return positive_seconds(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def _version(value: bool) -> None:
@@ -61,7 +69,7 @@ def main_command(
         echo '{"questions":[{"id":"go","question":"Deploy?"}]}' |
         USERQ_ANSWER_GO="Not today" userq
     """
-    options = ChainOptions.given(ctx)
+    options = given(ctx)
     ctx.obj = options
     if ctx.invoked_subcommand is not None:
         return
@@ -78,7 +86,7 @@ def main_command(
     raise typer.Exit(run_serve(options, dict(os.environ)))
 
 
-@app.command()
+@app.command(cls=Utf8Command)
 @chain_options()
 def serve(
     ctx: typer.Context,
@@ -92,11 +100,10 @@ def serve(
 
         userq serve --answers answers.toml < requests.jsonl > answers.jsonl
     """
-    options = ChainOptions.given(ctx)
-    raise typer.Exit(run_serve(options, dict(os.environ)))
+    raise typer.Exit(run_serve(given(ctx), dict(os.environ)))
 
 
-@app.command()
+@app.command(cls=Utf8Command)
 @chain_options()
 def listen(
     ctx: typer.Context,
@@ -122,11 +129,11 @@ def listen(
     """
     from .._runtime.listen import run_listen
 
-    raise typer.Exit(run_listen(ChainOptions.given(ctx), dict(os.environ), quiet=quiet))
+    raise typer.Exit(run_listen(given(ctx), dict(os.environ), quiet=quiet))
 
 
-@app.command()
-def attach(socket: SocketOption = None) -> None:
+@app.command(cls=Utf8Command)
+def attach(socket: typer_option(option_named("--socket")) = None) -> None:  # type: ignore[valid-type]
     """Join stdin and stdout to the `userq listen` on this machine.
 
     It speaks no protocol itself: it carries a relay's requests to the
@@ -136,13 +143,13 @@ def attach(socket: SocketOption = None) -> None:
 
         userq --relay 'ssh laptop userq attach' < requests.jsonl
     """
-    from .._answerers.socket_path import socket_path
     from .._runtime.attach import attach as attach_to
+    from .._support.socket_path import socket_path
 
     raise typer.Exit(attach_to(socket_path(socket, os.environ)))
 
 
-@app.command()
+@app.command(cls=Utf8Command)
 @chain_options(default_order=MCP_DEFAULT_ORDER)
 def mcp(
     ctx: typer.Context,
@@ -151,7 +158,7 @@ def mcp(
         typer.Option(
             "--keepalive",
             metavar="SECONDS",
-            callback=lambda value: positive_seconds(value),
+            callback=_seconds,
             help="While a call waits for a human, send the client a progress"
             " notification this often, for clients that reset their timeout on"
             " progress [default: 10].",
@@ -178,10 +185,10 @@ def mcp(
     """
     from .mcp_command import run_mcp_command
 
-    raise typer.Exit(run_mcp_command(ChainOptions.given(ctx), keepalive, dict(os.environ)))
+    raise typer.Exit(run_mcp_command(given(ctx), keepalive, dict(os.environ)))
 
 
-@app.command()
+@app.command(cls=Utf8Command)
 def schema() -> None:
     """Print the JSON Schema of every request and response.
 
@@ -196,23 +203,3 @@ def schema() -> None:
 
 for _command in COMMANDS:
     app.command(cls=OrderedOptionsCommand)(_command)
-
-
-def app_for(name: str | None) -> typer.Typer:
-    """The application with the command ``name`` alone, if it is one, else
-    all of it. Typer builds every command's parameters before it parses a
-    command line; a command line that names its command (`entry.named_command`)
-    needs only that one, and the group's usage, help and errors for that
-    command do not list the others."""
-    named = [info for info in app.registered_commands if _name(info) == name]
-    if not named:
-        return app
-    narrowed = copy.copy(app)
-    narrowed.registered_commands = named
-    return narrowed
-
-
-def _name(info: typer.models.CommandInfo) -> str | None:
-    if info.name or info.callback is None:
-        return info.name
-    return typer.main.get_command_name(info.callback.__name__)

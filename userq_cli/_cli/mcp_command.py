@@ -9,8 +9,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 
-from .._runtime.chain_options import ChainOptions
 from .._runtime.exit_status import ExitStatus
+from .._runtime.run_options import RunOptions
 
 INSTALL_HINT = (
     "userq mcp needs the MCP SDK, which is not installed here: pip install 'userq[mcp]'"
@@ -18,7 +18,7 @@ INSTALL_HINT = (
 )
 
 
-def run_mcp_command(options: ChainOptions, keepalive: float, environ: Mapping[str, str]) -> int:
+def run_mcp_command(options: RunOptions, keepalive: float, environ: Mapping[str, str]) -> int:
     try:
         import mcp  # noqa: F401 (only whether it imports)
     except ImportError:
@@ -30,7 +30,7 @@ def run_mcp_command(options: ChainOptions, keepalive: float, environ: Mapping[st
         # Typed at a shell, it would wait in silence for JSON-RPC.
         print(
             "userq: userq mcp serves the Model Context Protocol on stdin and stdout, for an"
-            " MCP client to start (see 'For MCP clients' in the README); Ctrl-C to stop",
+            " MCP client to start (see docs/agents.md); Ctrl-C to stop",
             file=sys.stderr,
         )
     return run_mcp(options, keepalive, environ)

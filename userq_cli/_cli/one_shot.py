@@ -23,6 +23,7 @@ from .._protocol.messages import (
     encode_line,
 )
 from .._runtime.exit_status import STATUS_OF_CODE, ExitStatus
+from .._runtime.session import Session
 
 # The loop answers an ask with exactly one of these (never a hello).
 _responses = msgspec.json.Decoder(AskUserQuestionAnswer | ErrorResponse)
@@ -50,20 +51,16 @@ class Outcome(msgspec.Struct, frozen=True):
 def ask_one(
     question: AskUserQuestionItem, chain: Chain, *, ask_id: str, timeout: float | None
 ) -> Outcome:
-    from .._runtime.chain_server import chain_server
-    from .._runtime.handover import serve
+    from .._runtime.serve_at_once import serve
 
     request = AskUserQuestionRequest(id=ask_id, questions=[question])
     line = encode_line(request)
     output = bytearray()
-    server = chain_server(chain, "")
     status = serve(
-        server,
-        chain,
+        Session(chain, version="", default_timeout=timeout),
         # A --detail-file may be long; it must not be refused by the line
         # limit meant for untrusted protocol input.
         framer=LineFramer(max(DEFAULT_MAX_LINE_BYTES, len(line))),
-        default_timeout=timeout,
         read=iter((line, b"")).__next__,
         sink=output.extend,
         rest=_nothing_more,

@@ -1,146 +1,80 @@
-"""The options every command that runs the chain shares, declared once.
+"""The options of every command that runs the chain, as typer parameters.
 
-``serve`` is the default command, so these options may also stand before the
-command name (``userq --answers f.toml ask ...``); `ChainOptions.over` merges
-the two places. `chain_options` adds them to each command's signature.
+They are not written here: each is declared once, in a table (`RUN_OPTIONS`,
+and each answerer's ``options``), and turned into a typer parameter here, so
+that ``--help``, shell completion and the reading of a command line all
+follow the tables. ``serve`` is the default command, so these options may
+also stand before the command name (``userq --answers f.toml ask ...``);
+`RunOptions.over` merges the two places.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 
-from .._answerers.registry import DEFAULT_ORDER
-from .._protocol.framing import DEFAULT_MAX_LINE_BYTES
-from .._runtime.chain_options import ChainOptions
+from .._answerers.registry import ANSWERERS, DEFAULT_ORDER, options_of
+from .._answerers.settings import Option
+from .._runtime.run_options import RUN_OPTIONS, RunOptions
 
-__all__ = ["ChainOptions"]  # re-exported: the commands take it from here with the options
-
-AnswersOption = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--answers",
-        metavar="FILE",
-        help="Preseeded answers, .toml or .json (repeatable; later files win).",
-    ),
-]
+_TYPES: dict[str, type[Any]] = {"str": str, "path": Path, "float": float, "int": int}
 
 
-def _answerers_option(default_order: Sequence[str]) -> Any:
+def every_option() -> list[Option]:
+    """The options of a command that runs the chain, in the order --help
+    lists them: the run's own, then each built-in answerer's."""
+    return [*RUN_OPTIONS, *(option for _, option in options_of(ANSWERERS))]
+
+
+def option_named(name: str) -> Option:
+    return next(option for option in every_option() if option.name == name)
+
+
+def typer_option(option: Option, *, default_order: Sequence[str] = DEFAULT_ORDER) -> Any:
+    """``option`` as the annotation of a typer parameter."""
+    text = option.help
+    if option.name == "--answerers" and tuple(default_order) != DEFAULT_ORDER:
+        text = text.replace(",".join(DEFAULT_ORDER), ",".join(default_order))
+    if option.envvar:
+        text += f" [env var: {option.envvar}]"
+    if option.is_flag:
+        return Annotated[bool, typer.Option(option.name, help=text)]
+    kind = _TYPES[option.type]
     return Annotated[
-        str | None,
+        (list[kind] if option.many else kind) | None,  # type: ignore[valid-type]
         typer.Option(
-            "--answerers",
-            metavar="LIST",
-            envvar="USERQ_ANSWERERS",
-            help=f"Answerer chain, in order [default: {','.join(default_order)}].",
-            show_envvar=True,
+            option.name,
+            metavar=option.metavar,
+            help=text,
+            callback=_checked(option) if option.check else None,
+            show_default=False,
         ),
     ]
 
 
-AnswerersOption = _answerers_option(DEFAULT_ORDER)
-TimeoutOption = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout",
-        metavar="SECONDS",
-        callback=lambda value: positive_seconds(value),
-        help="Default per-ask timeout; an ask's own timeout wins [default: none].",
-    ),
-]
-MaxLineOption = Annotated[
-    int | None,
-    typer.Option(
-        "--max-line-bytes",
-        metavar="N",
-        min=1,
-        help=f"Longest request line; longer ones are skipped [default: {DEFAULT_MAX_LINE_BYTES}].",
-    ),
-]
+def _checked(option: Option) -> Callable[[Any], Any]:
+    check = option.check
+    assert check is not None
 
-PlainOption = Annotated[
-    bool,
-    typer.Option(
-        "--plain",
-        help="Line-oriented prompt with numbered options, for screen readers and dumb"
-        " terminals (also USERQ_PLAIN=1 or TERM=dumb).",
-    ),
-]
-RecordOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--record",
-        metavar="FILE",
-        help="Write every answer the human gives to FILE (.toml or .json), for --answers.",
-    ),
-]
+    def checked(value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            return check(value)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
 
-RelayOption = Annotated[
-    str | None,
-    typer.Option(
-        "--relay",
-        metavar="CMD",
-        help="Relay questions to CMD, a program speaking this protocol (e.g. 'ssh host userq"
-        " attach', to a userq listen there); split as a shell would, never run by one. Adds"
-        " relay to the chain"
-        " (also USERQ_RELAY).",
-        show_default=False,
-    ),
-]
-SocketOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--socket",
-        metavar="PATH",
-        help="The listener's socket (where userq listen listens, and the listener answerer"
-        " and userq attach connect) [default: $USERQ_SOCKET, else"
-        " $XDG_RUNTIME_DIR/userq/listen.sock, else /tmp/userq-UID/listen.sock].",
-        show_default=False,
-    ),
-]
-DefaultsOption = Annotated[
-    bool,
-    typer.Option(
-        "--defaults",
-        help="Answer by policy what no earlier answerer did: the '(Recommended)' option, else"
-        " the first; never an approval. Adds defaults to the chain.",
-    ),
-]
+    return checked
 
 
-def positive_seconds(value: float | None) -> float | None:
-    """The check of every option that takes seconds (``--timeout``,
-    ``--keepalive``)."""
-    if value is not None and not 0 < value < math.inf:
-        raise typer.BadParameter("must be a finite number of seconds > 0")
-    return value
+def _parameter_name(option: Option) -> str:
+    return f"chain_{option.field}"  # apart from every command's own parameters
 
-
-def _parameter(name: str, annotation: Any, default: object) -> inspect.Parameter:
-    return inspect.Parameter(
-        name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=annotation
-    )
-
-
-#: The chain options, in the order every command lists them.
-_CHAIN_PARAMETERS = (
-    _parameter("answers", AnswersOption, None),
-    _parameter("answerers", AnswerersOption, None),
-    _parameter("timeout", TimeoutOption, None),
-    _parameter("max_line_bytes", MaxLineOption, None),
-    _parameter("plain", PlainOption, False),
-    _parameter("record", RecordOption, None),
-    _parameter("relay", RelayOption, None),
-    _parameter("defaults", DefaultsOption, False),
-    _parameter("socket", SocketOption, None),
-)
 
 Command = TypeVar("Command", bound=Callable[..., None])
 
@@ -151,16 +85,13 @@ def chain_options(
     before: str | None = None,
     default_order: Sequence[str] = DEFAULT_ORDER,
 ) -> Callable[[Command], Command]:
-    """Give a typer command the chain options: they join its signature (where
-    typer reads its options) after its own parameters, or before the one
-    named ``before``. The command reads them with `ChainOptions.given`, so
-    they are not passed to it. Without ``max_line_bytes``, it has no
-    --max-line-bytes (it limits only what serve reads). ``default_order``:
+    """Give a typer command the chain's options: they join its signature
+    (where typer reads its options) after its own parameters, or before the
+    one named ``before``. The command reads them with `given`, so they are
+    not passed to it. Without ``max_line_bytes``, it has no
+    --max-line-bytes (which limits only what serve reads). ``default_order``:
     the chain the command runs when none is named, for --answerers' help."""
-    added = [p for p in _CHAIN_PARAMETERS if max_line_bytes or p.name != "max_line_bytes"]
-    if tuple(default_order) != DEFAULT_ORDER:
-        answerers = _parameter("answerers", _answerers_option(default_order), None)
-        added = [answerers if p.name == "answerers" else p for p in added]
+    added = _parameters(max_line_bytes, tuple(default_order))
     names = {p.name for p in added}
 
     def add(command: Command) -> Command:
@@ -178,3 +109,35 @@ def chain_options(
         return run  # type: ignore[return-value]
 
     return add
+
+
+@functools.cache
+def _parameters(max_line_bytes: bool, default_order: tuple[str, ...]) -> list[inspect.Parameter]:
+    """The parameters `chain_options` adds, made once for every command that
+    has the same (typer copies what it reads of them)."""
+    return [
+        inspect.Parameter(
+            _parameter_name(option),
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+            default=False if option.is_flag else None,
+            annotation=typer_option(option, default_order=default_order),
+        )
+        for option in every_option()
+        if max_line_bytes or option.name != "--max-line-bytes"
+    ]
+
+
+def given(ctx: typer.Context) -> RunOptions:
+    """The chain's options a command was given, over those before its name
+    (the group's ``ctx.obj``, which the entry point started with the run's
+    registry). Read from the parsed parameters, as click holds them (typer
+    makes a path a Path only in the arguments it calls a command with)."""
+    values: dict[str, Any] = {}
+    for option in every_option():
+        value = ctx.params.get(_parameter_name(option))
+        if value is None or value is False or value in ((), []):
+            continue  # not given
+        kind = _TYPES[option.type]
+        values[option.name] = tuple(map(kind, value)) if option.many else kind(value)
+    mine = RunOptions(values)
+    return mine.over(ctx.obj) if isinstance(ctx.obj, RunOptions) else mine

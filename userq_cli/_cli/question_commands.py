@@ -13,19 +13,21 @@ from typing import Annotated, Any
 
 import typer
 
-from .._answerers.config import NoWriter, StartupError, TooLarge, read_bounded, read_named_file
-from .._answerers.diagnostics import say
+from .._answerers.settings import Confirm, StartupError
 from .._protocol.messages import AskUserQuestionIntent, AskUserQuestionItem, AskUserQuestionOption
 from .._protocol.visible import escape_unsafe_json
 from .._runtime.exit_status import ExitStatus
-from .lean_typer import LeanCommand
+from .._runtime.run_options import RunOptions
+from .._support.diagnostics import say
+from .._support.files import NoWriter, TooLarge, read_bounded, read_named_file
 from .one_shot import Outcome, answer_lines, ask_one
-from .options import ChainOptions, chain_options
+from .options import chain_options, given
+from .utf8_values import Utf8Command
 
 _RAW_ARGS = "userq.raw_args"
 
 
-class OrderedOptionsCommand(LeanCommand):
+class OrderedOptionsCommand(Utf8Command):
     """Keeps the raw arguments, so each ``-d`` can be paired with the ``-o``
     before it: click groups a repeated option's values and loses the order
     in which two different options were interleaved."""
@@ -168,8 +170,7 @@ def ask(
         required=required,
         allow_other=not no_other,
     )
-    chain = ChainOptions.given(ctx)
-    outcome = _run(ctx, item, chain, json_output)
+    outcome = _run(item, given(ctx), json_output)
     if outcome.item is None:
         raise typer.Exit(outcome.error_status())
     skipped = not outcome.item.selected and not outcome.item.custom
@@ -241,18 +242,10 @@ def confirm(
         allow_other=allow_other,
         approve=yes,
     )
-    chain = ChainOptions.given(ctx)
     chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
     # The exit status is the answer; only typed text is worth printing.
-    outcome = _run(
-        ctx,
-        item,
-        chain,
-        json_output,
-        default_label=chosen,
-        labels=False,
-        confirm_labels=(yes, no),
-    )
+    confirm = Confirm(yes, no, chosen)
+    outcome = _run(item, given(ctx), json_output, labels=False, confirm=confirm)
     raise typer.Exit(_decision(outcome, yes))
 
 
@@ -318,8 +311,7 @@ def review(
         required=required,
         allow_other=not no_other,
     )
-    chain = ChainOptions.given(ctx)
-    outcome = _run(ctx, item, chain, json_output)
+    outcome = _run(item, given(ctx), json_output)
     raise typer.Exit(_decision(outcome, approve))
 
 
@@ -330,23 +322,17 @@ COMMANDS: Sequence[Callable[..., None]] = (ask, confirm, review)
 
 
 def _run(
-    ctx: typer.Context,
     item: AskUserQuestionItem,
-    options: ChainOptions,
+    options: RunOptions,
     json_output: bool,
-    default_label: str | None = None,
     labels: bool = True,
-    confirm_labels: tuple[str, str] | None = None,
+    confirm: Confirm | None = None,
 ) -> Outcome:
     if options.max_line_bytes is not None:
         # Never drop an option silently: it only limits what serve reads.
         raise typer.BadParameter("applies to serve only", param_hint="--max-line-bytes")
     try:
-        chain = options.build_chain(
-            dict(os.environ),
-            default_label,
-            confirm_labels=confirm_labels,
-        )
+        chain = options.build_chain(dict(os.environ), confirm=confirm)
     except StartupError as exc:
         say(f"{exc}")
         raise typer.Exit(ExitStatus.USAGE) from None
@@ -381,7 +367,7 @@ def _for_terminal(text: str, json_output: bool) -> str:
     prompt's placeholders; JSON keeps its value, escaping them instead."""
     if json_output:
         return escape_unsafe_json(text)
-    from .._prompt.sanitize import clean
+    from .._protocol.visible import clean
 
     return clean(text, multiline=True)
 
@@ -417,7 +403,7 @@ def _occurrences(ctx: typer.Context, wanted: tuple[str, ...]) -> list[str]:
     """Which of the ``wanted`` options occur in the raw arguments, in order,
     skipping the values of every option that takes one."""
     takes_value = {
-        opt: param.name
+        opt: param.name or ""
         for param in ctx.command.params
         if param.param_type_name == "option" and not getattr(param, "is_flag", False)
         for opt in param.opts

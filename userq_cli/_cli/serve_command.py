@@ -7,25 +7,25 @@ import os
 import sys
 from collections.abc import AsyncIterator, Mapping
 
-from .._answerers.config import StartupError
+from .._answerers.settings import StartupError
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, LineFramer
-from .._runtime.chain_options import ChainOptions
 from .._runtime.exit_status import ExitStatus
+from .._runtime.run_options import RunOptions
+from .._runtime.session import Session
+from .._support.diagnostics import say
 from .._version import __version__
 
 
-def run_serve(options: ChainOptions, environ: Mapping[str, str]) -> int:
+def run_serve(options: RunOptions, environ: Mapping[str, str]) -> int:
     """``userq serve``: stdin to stdout until EOF, in the environment
     ``environ`` (a copy of os.environ); the exit status."""
-    from .._runtime.chain_server import chain_server
-    from .._runtime.handover import serve
+    from .._runtime.serve_at_once import serve
     from .._runtime.stdio import FdSink, read_chunk
 
     if sys.stdin is None:
-        print(
-            "userq: stdin is closed: there are no requests to read"
-            " (give a pipe, a file, or </dev/null for none)",
-            file=sys.stderr,
+        say(
+            "stdin is closed: there are no requests to read"
+            " (give a pipe, a file, or </dev/null for none)"
         )
         return ExitStatus.USAGE
     stdin = sys.stdin.fileno()
@@ -38,10 +38,10 @@ def run_serve(options: ChainOptions, environ: Mapping[str, str]) -> int:
     try:
         chain = options.build_chain(environ, terminal_share=share)
     except StartupError as exc:
-        print(f"userq: {exc}", file=sys.stderr)
+        say(f"{exc}")
         return ExitStatus.USAGE
-    server = chain_server(chain, __version__)
-    server.for_terminal = os.isatty(sys.stdout.fileno())  # someone reads them there
+    session = Session(chain, version=__version__, default_timeout=options.timeout)
+    session.server.for_terminal = os.isatty(sys.stdout.fileno())  # someone reads them there
     framer = LineFramer(options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
     sink = FdSink(sys.stdout.fileno())
     if share is not None:
@@ -49,25 +49,15 @@ def run_serve(options: ChainOptions, environ: Mapping[str, str]) -> int:
         # which only the event loop can arrange.
         import asyncio
 
-        from .._runtime.handover import loop_sink
-        from .._runtime.serve_loop import ServeLoop
+        from .._runtime.serve_loop import ServeLoop, loop_sink
         from .._runtime.terminal_share import terminal_source
 
         source = terminal_source(stdin, share)
-        loop = ServeLoop(
-            server,
-            chain,
-            framer=framer,
-            default_timeout=options.timeout,
-            source=source,
-            sink=loop_sink(sink),
-        )
+        loop = ServeLoop(session, framer=framer, source=source, sink=loop_sink(sink))
         return asyncio.run(loop.run())
     return serve(
-        server,
-        chain,
+        session,
         framer=framer,
-        default_timeout=options.timeout,
         read=lambda: read_chunk(stdin),
         sink=sink,
         rest=lambda: _stdin_source(stdin),

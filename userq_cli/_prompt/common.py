@@ -36,7 +36,7 @@ from prompt_toolkit.output import Output
 from prompt_toolkit.styles import Style
 
 from .._protocol.messages import AskUserQuestionItem
-from .sanitize import segments
+from .._protocol.visible import segments
 from .terminal import discard_typeahead
 
 T = TypeVar("T")

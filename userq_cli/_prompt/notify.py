@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from .sanitize import clean
+from .._protocol.visible import clean
 
 BELL = b"\x07"
 #: The longest notification text, in characters: a desktop notification is

@@ -7,8 +7,9 @@ runs never pay for it.
 - `flow`: one request in one Application (question screens, review).
 - `select`, `text`, `plan`, `review`: one screen kind each.
 - `plain`: the line-oriented prompt.
-- `listview`, `wrap`, `screen`, `common`: shared pieces; `sanitize`: the
-  neutralising of caller text; `terminal`: prompt-toolkit on the tty's fd.
+- `listview`, `wrap`, `screen`, `common`: shared pieces; `terminal`:
+  prompt-toolkit on the tty's fd. Caller text is shown through
+  `_protocol.visible.clean`.
 """
 
 from __future__ import annotations

@@ -26,9 +26,9 @@ from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.utils import get_cwidth
 
 from .._protocol.messages import AskUserQuestionItem
+from .._protocol.visible import clean
 from .common import Answer, Cancelled, bind, is_plan_review, run
 from .flow import ESC_TIMEOUT, RequestInfo
-from .sanitize import clean
 from .terminal import PlainTerminal, discard_typeahead
 
 _TOKENS = re.compile(r"[\s,]+")

@@ -21,11 +21,11 @@ from prompt_toolkit.layout import ConditionalContainer, Container, Dimension, Wi
 from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
 from .._protocol.messages import AskUserQuestionItem
+from .._protocol.visible import clean
 from .common import Answer, bind, picked, screen_shown, stack, untrusted
 from .legend import Pair
 from .listview import Item, ListState, OptionList
 from .numbers import NumberEntry
-from .sanitize import clean
 from .screen import Context, DetailPane, Screen, frame
 from .wrap import WrappedText
 

@@ -63,46 +63,11 @@ def parse_mapping(raw: Any, path: str) -> dict[str, AnswerValue]:
 def fit_answer(
     question: AskUserQuestionItem, value: AnswerValue, source: str
 ) -> AskUserQuestionAnswerItem:
-    """Normalize ``value`` as the answer to ``question``, or raise BAD_ANSWER."""
-    if isinstance(value, str):
-        # The usual preseeded answer, one label, taken without the general
-        # path below (and without building the list of labels): a third of
-        # a preseeded ask's chain time. What that path would give: labels are
-        # unique (validation refuses duplicates), so the selection is exactly
-        # this label.
-        for option in question.options or ():
-            if option.label == value:
-                return AskUserQuestionAnswerItem(id=question.id, selected=[value])
-    elif type(value) is list:
-        # Labels, as a multi-select question is answered (the defaults
-        # policy's recommended ones, a preseeded list): what the path below
-        # gives when they fit, without _split and the set.
-        if not value:  # nothing selected, whatever the question
-            if not question.required:
-                return AskUserQuestionAnswerItem(id=question.id, selected=[])
-            _bad(question, source, value, answer_problem(question, [], None) or "")
-        given = set(value)  # a set: "tick all" of 35,000 options is linear, not quadratic
-        chosen = []  # in option order (loops, not comprehensions: cheaper on 3.11)
-        for option in question.options or ():
-            if option.label in given:
-                chosen.append(option.label)
-        # Every label given is an option exactly when the distinct labels
-        # chosen are as many as the distinct labels given.
-        if len(set(chosen)) == len(given) and (
-            len(chosen) <= 1 or (question.multi_select and question.approving_label is None)
-        ):
-            return AskUserQuestionAnswerItem(id=question.id, selected=chosen)
-    selected, custom = _split(question, value)
-    labels = question.labels
-    if selected and not labels:
-        _bad(question, source, value, "the question has no options, so only custom text fits")
-    known = set(labels)
-    unknown = [label for label in selected if label not in known]
-    if unknown:
-        _bad(question, source, value, _not_an_option(question, unknown[0], value))
-    wanted = set(selected)
-    # Option order, not answer order: answers then compare equal however given.
-    chosen = [label for label in labels if label in wanted]
+    """Normalize ``value`` as the answer to ``question``, or raise BAD_ANSWER:
+    the labels it selects, in option order (answers then compare equal
+    however they were given), and its text."""
+    selected, custom = _parts(question, value)
+    chosen = _in_option_order(question, selected, source, value)
     if len(chosen) > 1 and not question.multi_select:
         _bad(question, source, value, "several labels for a single-select question")
     item = AskUserQuestionAnswerItem(id=question.id, selected=chosen)
@@ -110,10 +75,45 @@ def fit_answer(
         item.custom = custom
         if not question.multi_select:
             item.selected = []  # on single-select, custom text overrides the label
-    why = answer_problem(question, item.selected, item.custom)
-    if why:
-        _bad(question, source, value, why)
+    if custom or question.required or len(chosen) > 1:  # else no rule of its applies
+        why = answer_problem(question, item.selected, item.custom)
+        if why:
+            _bad(question, source, value, why)
     return item
+
+
+def _parts(question: AskUserQuestionItem, value: AnswerValue) -> tuple[list[str], str | None]:
+    """The labels a value of any form selects, and its text."""
+    if isinstance(value, str):
+        return ([value], None) if question.options else ([], value)
+    if isinstance(value, list):
+        return value, None
+    if value is None:
+        return [], None
+    return value.selected or [], value.custom
+
+
+def _in_option_order(
+    question: AskUserQuestionItem, selected: list[str], source: str, value: AnswerValue
+) -> list[str]:
+    """The labels ``selected`` names, in option order; BAD_ANSWER for one
+    that is not an option."""
+    options = question.options
+    if selected and not options:
+        _bad(question, source, value, "the question has no options, so only custom text fits")
+    # A set for many labels: "tick all" of 35,000 options is linear, not quadratic.
+    wanted = set(selected) if len(selected) > 8 else selected
+    chosen = []
+    for option in options or ():
+        label = option.label
+        if label in wanted:
+            chosen.append(label)
+            if len(chosen) == len(selected):
+                break  # every label found
+    if len(chosen) < len(selected) and len(chosen) < len(set(selected)):
+        unknown = next(label for label in selected if label not in chosen)
+        _bad(question, source, value, _not_an_option(question, unknown, value))
+    return chosen
 
 
 def answer_problem(
@@ -131,8 +131,7 @@ def answer_problem(
     if question.required and not selected and not (custom and not custom.isspace()):
         # White space alone is no answer, as at the prompt, where it is empty.
         return "the question is required (required is true): a skip does not fit"
-    approve = question.approving_label
-    if approve is not None and len(selected) > 1 and approve in selected:
+    if len(selected) > 1 and (approve := question.approving_label) in selected:
         return f"the approving label {quote(approve)} is chosen alone, never with another label"
     return None
 
@@ -149,16 +148,6 @@ def _not_an_option(question: AskUserQuestionItem, label: str, value: AnswerValue
     if question.multi_select and isinstance(value, str) and "," in value:
         why += '; several labels are a JSON array, e.g. ["a", "b"]'
     return why
-
-
-def _split(question: AskUserQuestionItem, value: AnswerValue) -> tuple[list[str], str | None]:
-    if value is None:
-        return [], None
-    if isinstance(value, str):
-        return ([value], None) if question.options else ([], value)
-    if isinstance(value, list):
-        return value, None
-    return value.selected or [], value.custom
 
 
 def _bad(question: AskUserQuestionItem, source: str, value: AnswerValue, why: str) -> NoReturn:

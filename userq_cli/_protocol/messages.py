@@ -186,7 +186,7 @@ Request = (
 # --- responses (userq -> client) ------------------------------------------------
 # An unset optional response field is None in Python (what a caller checks
 # for) and is never written: omit_defaults leaves it out, and the schema
-# generator (_schema) states such fields as absent-or-value, not nullable.
+# generator (`schema`) states such fields as absent-or-value, not nullable.
 
 
 class AskUserQuestionAnswerItem(Part, kw_only=True):

@@ -1,14 +1,14 @@
 """The protocol state machine: frames in, events out, response bytes back.
 
-No I/O and no clock: the serve loop (`_serve`) feeds it lines, runs the asks it
-is told to start, reports how they ended, and writes `data_to_send()`. That
-keeps every ordering and validation rule testable without a process.
+No I/O, no clock, and no call out: the runtime feeds it lines, runs the asks
+it is told to start (`StartAsk`), reports how each ended (`Server.finish`),
+answers each hello (`HelloAsked`), and writes `data_to_send()`. Every
+ordering and validation rule lives here, testable without a process.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
 
 import msgspec
 
@@ -29,16 +29,8 @@ from .messages import (
     UnregisterRequest,
     encode_into,
     encode_line,
-    encode_line_into,
 )
-from .validation import (
-    BadLine,
-    check_intents,
-    check_not_empty,
-    check_unique,
-    decode_request,
-    passes_stateless_checks,
-)
+from .validation import BadLine, check_intents, check_not_empty, check_unique, decode_request
 from .visible import escape_unsafe_json
 
 
@@ -46,8 +38,7 @@ class Ticket(msgspec.Struct, eq=False):
     """One ask that passed validation and now waits for the chain.
 
     eq=False: a ticket is itself (tickets key the serve loop's tasks), not
-    its fields. A msgspec Struct, as every record userq makes: one is built
-    for every ask that waits."""
+    its fields."""
 
     seq: int  # arrival order among all responses, for id-less ordering
     line: int
@@ -57,12 +48,17 @@ class Ticket(msgspec.Struct, eq=False):
     abort_reason: str | None = None
     #: The length of its line, which counts towards `MAX_PENDING_BYTES`.
     size: int = 0
+    #: It has its response: an ask has one, ever.
+    finished: bool = False
 
 
-# Events are frozen msgspec Structs, for the reason given at `_framing.Line`.
+# Events are frozen msgspec Structs, as frames are (`framing.Line`).
 
 
 class StartAsk(msgspec.Struct, frozen=True):
+    """Run this ask down the chain. Before the next frame is received, either
+    report how it ended (`Server.finish`) or that it waits (`Server.wait`)."""
+
     ticket: Ticket
 
 
@@ -72,36 +68,20 @@ class AbortAsk(msgspec.Struct, frozen=True):
     ticket: Ticket
 
 
-Event = StartAsk | AbortAsk
+class HelloAsked(msgspec.Struct, frozen=True):
+    """Answer with `Server.hello`, before the next line is received."""
+
+
+Event = StartAsk | AbortAsk | HelloAsked
 
 Outcome = AskUserQuestionAnswer | UserQuestionError
-#: How an ask ends when it needs no waiting (the chain answers it at once,
-#: or fails it at once), else None: then it is started.
-AnswerNow = Callable[[AskUserQuestionRequest], Outcome | None]
 
 
 class Server:
-    def __init__(
-        self,
-        *,
-        hello: Callable[[], HelloResponse],
-        answer_now: AnswerNow | None = None,
-        keep_lines: bool = False,
-    ) -> None:
-        """``hello`` describes the chain at the moment a hello arrives (it can
-        change: a relay peer comes up, a terminal goes away).
-
-        ``answer_now`` is tried on each valid ask before it is started: an
-        ask it answers is answered within `receive`, and never becomes a
-        ticket, a pending ask or an event (most asks of a preseeded session:
-        that bookkeeping was a sixth of their cost). Without it, every ask
-        is started.
-
-        ``keep_lines``: each started ask's ticket keeps the line it came on
+    def __init__(self, *, keep_lines: bool = False) -> None:
+        """``keep_lines``: each started ask's ticket keeps the line it came on
         (`Ticket.data`), for a chain that sends questions on as they were
         written (a relay); otherwise a waiting ask holds its parsed form only."""
-        self._hello = hello
-        self._answer_now = answer_now
         self._keep_lines = keep_lines
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
@@ -162,54 +142,51 @@ class Server:
             mine = [t for t in self._pending.values() if _agent_of(t) == request.agent.id]
             return self._abort(mine, f"agent {quote(request.agent.id)} was unregistered")
         elif isinstance(request, HelloRequest):
-            self._outgoing += encode_line(self._hello())
+            return [HelloAsked()]
         return []
 
+    def hello(self, response: HelloResponse) -> None:
+        """The reply to a `HelloAsked`: the chain as it is now."""
+        self._outgoing += encode_line(response)
+
     def _ask(self, seq: int, frame: Line, request: AskUserQuestionRequest) -> list[Event]:
-        line = frame.number
         ask_id = request.id
         try:
-            if not passes_stateless_checks(request) or (
-                ask_id is not None and ask_id in self._pending_ids
-            ):
-                self._validate(request)  # something to refuse: found in the order of the codes
-            elif request.agent is not None:
-                self._check_caller(request.agent)  # the only check left
+            self._validate(request)
         except UserQuestionError as error:
-            self._respond_now(seq, line, ask_id, error)
+            self._respond_now(seq, frame.number, ask_id, error)
             return []
-        answer_now = self._answer_now
-        if answer_now is not None:
-            now = answer_now(request)
-            if now is not None:  # answered, or failed, at once
-                if type(now) is AskUserQuestionAnswer and ask_id is not None:
-                    # Most asks of a preseeded session: what _respond_now
-                    # does for them, without its three calls.
-                    encode_into(now, self._outgoing, -1)  # -1: at the end
-                    self._outgoing.append(0x0A)  # LF
-                else:
-                    self._respond_now(seq, line, ask_id, now)
-                return []
-        size = len(frame.data)
+        data = frame.data
+        if ask_id is None:
+            self._unnamed_order.append(seq)
+        return [
+            StartAsk(
+                Ticket(
+                    seq, frame.number, request, data if self._keep_lines else None, size=len(data)
+                )
+            )
+        ]
+
+    def wait(self, ticket: Ticket) -> UserQuestionError | None:
+        """The ask of a `StartAsk` waits for an answerer: from now until it is
+        finished it is pending (its id in use; a cancel, an unregister or
+        `abort_all` ends it). An error when the session holds as much as it
+        may already: finish the ask with it."""
+        size = ticket.size
         if self._pending and (
             len(self._pending) >= MAX_PENDING_ASKS or self._pending_bytes + size > MAX_PENDING_BYTES
         ):
-            self._respond_now(seq, line, ask_id, self._over_pending_limit(size))
-            return []
-        ticket = Ticket(seq, line, request, frame.data if self._keep_lines else None, size=size)
-        self._pending[seq] = ticket
+            return self._over_pending_limit(size)
+        self._pending[ticket.seq] = ticket
         self._pending_bytes += size
-        if ask_id is None:
-            self._unnamed_order.append(seq)
-        else:
-            self._pending_ids[ask_id] = ticket
-        return [StartAsk(ticket)]
+        if ticket.request.id is not None:
+            self._pending_ids[ticket.request.id] = ticket
+        return None
 
     def _over_pending_limit(self, size: int) -> BadLine:
-        """Checked last, just before an ask would wait: an ask answered at
-        once holds nothing, and is never refused for the others. Nor is an
-        ask when none waits: one ask is bounded by the line limit (the one
-        of ``userq review`` by its plan file's), the limits bound many."""
+        """Checked last, just before an ask is started. Never when none is
+        pending: one ask is bounded by the line limit (the one of ``userq
+        review`` by its plan file's), the limits bound many."""
         if len(self._pending) >= MAX_PENDING_ASKS:
             held = f"{MAX_PENDING_ASKS} asks are pending, the most one session holds"
         else:
@@ -220,12 +197,13 @@ class Server:
         return BadLine(f"$: {held}; send it again once an ask has its response")
 
     def _validate(self, request: AskUserQuestionRequest) -> None:
-        """Every check, in the order of the codes. (The usual ask passes
-        them all; `_ask` finds that with fewer calls.)"""
+        """Every check, in the order of the codes: BAD_REQUEST, then
+        EMPTY_QUESTIONS, then the agent's, then BAD_INTENT."""
         check_unique(request)
         if request.id is not None and request.id in self._pending_ids:
             raise BadLine(f"$.id: an ask with id {quote(request.id)} is still pending")
-        check_not_empty(request)
+        if not request.questions:
+            check_not_empty(request)
         if request.agent is not None:
             self._check_caller(request.agent)
         check_intents(request)
@@ -293,13 +271,18 @@ class Server:
 
     def finish(self, ticket: Ticket, outcome: Outcome) -> None:
         """Record how a started ask ended; its response is queued for sending."""
-        if self._pending.pop(ticket.seq, None) is None:
-            return  # already finished: only one response per ask, ever
-        self._pending_bytes -= ticket.size
+        if ticket.finished:
+            return  # only one response per ask, ever
+        ticket.finished = True
         ask_id = ticket.request.id
-        if ask_id is not None:
-            del self._pending_ids[ask_id]
-        self._respond_outcome(ticket.seq, ticket.line, ask_id, outcome)
+        if self._pending.pop(ticket.seq, None) is not None:
+            self._pending_bytes -= ticket.size
+            if ask_id is not None:
+                del self._pending_ids[ask_id]
+        if isinstance(outcome, UserQuestionError):
+            self._respond(ticket.seq, ask_id, outcome.to_response(ask_id, ticket.line))
+        else:
+            self._respond(ticket.seq, ask_id, outcome)
 
     # --- output -----------------------------------------------------------
 
@@ -310,9 +293,10 @@ class Server:
             return escape_unsafe_json(data.decode()).encode()
         return data
 
-    def _respond_now(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
-        """Answer a line that never became a pending ask: an error, or an ask
-        answered at once."""
+    def _respond_now(
+        self, seq: int, line: int, ask_id: str | None, outcome: UserQuestionError
+    ) -> None:
+        """Answer a line that was not started as an ask: an error."""
         if ask_id is None:
             self._unnamed_order.append(seq)
         elif ask_id in self._pending_ids and isinstance(outcome, UserQuestionError):
@@ -322,17 +306,14 @@ class Server:
             response.error.id_in_use = True
             self._respond(seq, ask_id, response)
             return
-        self._respond_outcome(seq, line, ask_id, outcome)
-
-    def _respond_outcome(self, seq: int, line: int, ask_id: str | None, outcome: Outcome) -> None:
-        if isinstance(outcome, UserQuestionError):
-            self._respond(seq, ask_id, outcome.to_response(ask_id, line))
-        else:
-            self._respond(seq, ask_id, outcome)
+        self._respond(seq, ask_id, outcome.to_response(ask_id, line))
 
     def _respond(self, seq: int, ask_id: str | None, message: Message) -> None:
+        """A response with an id goes out as soon as it is ready; one without
+        waits for those of the lines before it."""
         if ask_id is not None:
-            encode_line_into(message, self._outgoing)
+            encode_into(message, self._outgoing, -1)  # -1: at the end
+            self._outgoing.append(0x0A)  # LF
             return
         self._unnamed_ready[seq] = encode_line(message)
         while self._unnamed_order and self._unnamed_order[0] in self._unnamed_ready:

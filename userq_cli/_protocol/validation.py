@@ -2,7 +2,7 @@
 decoding anything else a caller writes (answers files, variables) alike.
 
 The stateful checks (a pending ask id reused, agent liveness) live with the
-state in `_server`, whose `Server._validate` makes every check in the order
+state in `server_endpoint`, whose `Server._validate` makes every check in the order
 of the codes: BAD_REQUEST, then EMPTY_QUESTIONS, then the agent checks, then
 BAD_INTENT.
 """
@@ -24,7 +24,7 @@ from .messages import (
     AskUserQuestionRequest,
     Request,
 )
-from .visible import keys_of, looks_like_key
+from .visible import looks_like_key
 
 _decoder = msgspec.json.Decoder()
 # Each request type's struct, by its tag. Converting to the one struct the
@@ -406,28 +406,15 @@ def check_unique(request: AskUserQuestionRequest) -> None:
         raise BadLine(problem, request.id)
 
 
-def passes_stateless_checks(request: AskUserQuestionRequest) -> bool:
-    """Whether `check_unique`, `check_not_empty` and `check_intents` would
-    all pass, found in one pass for the usual ask (questions with distinct
-    ids and labels, and no intent or ``approve``). False only says that they
-    must be made, in the order of the codes: an approval hint, valid or not,
-    is left to them."""
-    questions = request.questions
-    if len(questions) == 1:  # most asks: `_distinct_labels` in line
-        question = questions[0]
-        return question.intent is None and question.approve is None and _distinct_labels(question)
-    ids = set()
-    for question in questions:
-        approval = question.intent is not None or question.approve is not None
-        if approval or not _distinct_labels(question):
-            return False
-        ids.add(question.id)
-    return 1 < len(ids) == len(questions)
-
-
 def _distinct_labels(question: AskUserQuestionItem) -> bool:
+    """Whether no two options of ``question`` look the same on screen."""
     options = question.options
-    return not options or len(keys_of(options)) == len(options)
+    if not options:
+        return True
+    keys = set()  # a loop, not a comprehension: on Python 3.11 that is a call more
+    for option in options:
+        keys.add(looks_like_key(option.label))
+    return len(keys) == len(options)
 
 
 def _duplicates(questions: list[AskUserQuestionItem]) -> Iterator[str]:

@@ -1,11 +1,18 @@
 """What a human can see of caller text. No I/O, no prompt-toolkit.
 
-Two rules protect the person at the prompt from a request's text:
+Every string in a request (question, detail, header, labels, descriptions,
+agent id) comes from another program. Written raw, it could move the cursor,
+recolour or clear the screen, set the window title, write the clipboard
+(OSC 52), reorder what the human reads (bidi overrides), or hide a
+difference between two labels (zero-width characters). Two rules protect
+the person at the prompt:
 
-- `UNSAFE` is every character that is never written raw to the terminal (the
-  prompt's `sanitize` shows a visible placeholder instead): controls that move
-  the cursor or start escape sequences, bidi controls that reorder text, and
-  invisible characters that would hide a difference between two labels.
+- `UNSAFE` is every character that is never written raw to the terminal
+  (`clean` shows a visible placeholder instead, on the prompt and in
+  diagnostics): controls that move the cursor or start escape sequences,
+  bidi controls that reorder text, and invisible characters that would hide
+  a difference between two labels. Only the display changes: answers always
+  carry the caller's original labels.
 - `looks_like_key` is what a label looks like on screen. Two options of one
   question with the same key are refused (BAD_REQUEST) before anyone sees
   them, so a crafted label cannot pass for another one.
@@ -19,9 +26,7 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
-    from .messages import AskUserQuestionOption
+    from collections.abc import Iterator
 
 
 #: C0 controls, DEL and C1 controls: cursor movement, colour, screen clearing,
@@ -43,6 +48,51 @@ _FORMAT = (
 _BLANK_LETTERS_AND_SEPARATORS = "\u115f\u1160\u3164\uffa0\u2028\u2029"
 
 UNSAFE = re.compile(f"[{_CONTROLS}{_FORMAT}{_BLANK_LETTERS_AND_SEPARATORS}]")
+
+
+TAB_WIDTH = 4
+
+
+def placeholder(char: str) -> str:
+    """The visible stand-in for one unsafe character.
+
+    C0 controls and DEL become their Unicode "control pictures" (ESC shows as
+    ``␛``), which read naturally; the rest become ``<U+202E>``, which names
+    the character exactly.
+    """
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return f"<U+{code:04X}>"
+
+
+def segments(text: str, *, multiline: bool = False) -> Iterator[tuple[bool, str]]:
+    """Split ``text`` into ``(is_placeholder, text)`` runs, so a renderer can
+    style placeholders differently from the caller's own text.
+
+    ``multiline`` keeps newlines (and CR LF pairs as one newline) and expands
+    tabs, as a detail or a plan needs; everything else gets placeholders.
+    """
+    if multiline:
+        text = text.replace("\r\n", "\n").expandtabs(TAB_WIDTH)
+    start = 0
+    for match in UNSAFE.finditer(text):
+        char = match.group()
+        if multiline and char == "\n":
+            continue
+        if match.start() > start:
+            yield False, text[start : match.start()]
+        yield True, placeholder(char)
+        start = match.end()
+    if start < len(text):
+        yield False, text[start:]
+
+
+def clean(text: str, *, multiline: bool = False) -> str:
+    """``text`` with every unsafe character replaced by its placeholder."""
+    return "".join(part for _, part in segments(text, multiline=multiline))
 
 
 def escape_unsafe_json(line: str) -> str:
@@ -124,19 +174,6 @@ def looks_like_key(label: str) -> str:
         # space character, so only the ends are left to strip (10x faster).
         return label.strip(" ")
     return _key_of_any_text(label)
-
-
-def keys_of(options: Iterable[AskUserQuestionOption]) -> set[str]:
-    """The keys of these options' labels: ``{looks_like_key(o.label) for o
-    in options}``, with its shortcut in line. Every ask is checked with it
-    (`validation._distinct_labels`), and a call per label was most of that."""
-    keys = set()
-    for option in options:
-        label = option.label
-        keys.add(
-            label.strip(" ") if label.isascii() and "  " not in label else _key_of_any_text(label)
-        )
-    return keys
 
 
 def _key_of_any_text(label: str) -> str:

@@ -22,8 +22,9 @@ import socket
 import sys
 from pathlib import Path
 
-from .._answerers.socket_path import peer_uid, reason
 from .._protocol.framing import READ_CHUNK
+from .._support.diagnostics import reason
+from .._support.socket_path import peer_uid
 from .exit_status import ExitStatus
 
 

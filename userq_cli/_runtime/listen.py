@@ -30,22 +30,22 @@ from functools import partial
 from pathlib import Path
 
 from .._answerers.chain import Chain
-from .._answerers.config import RELAY_VARIABLE, StartupError
-from .._answerers.diagnostics import say
-from .._answerers.socket_path import (
+from .._answerers.relay import RELAY_VARIABLE
+from .._answerers.settings import StartupError
+from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, LineFramer
+from .._support.diagnostics import reason, say
+from .._support.socket_path import (
     SOCKET_VARIABLE,
     SocketPathError,
     peer_uid,
     private_directory,
-    reason,
     socket_path,
 )
-from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, LineFramer
 from .._version import __version__
-from .chain_options import ChainOptions
-from .chain_server import chain_server
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .run_options import RunOptions
 from .serve_loop import ServeLoop
+from .session import Session
 from .stdio import WRITE_BACKLOG
 
 # Sessions at once: each may queue questions for the one human, and holds a
@@ -56,11 +56,11 @@ MAX_SESSIONS = 64
 _CLOSE_GRACE = 1.0
 
 
-def run_listen(options: ChainOptions, environ: Mapping[str, str], *, quiet: bool = False) -> int:
+def run_listen(options: RunOptions, environ: Mapping[str, str], *, quiet: bool = False) -> int:
     """``userq listen``, in the environment ``environ`` (a copy of
     os.environ): the exit status. Unless ``quiet``, each question that
     reaches the prompt rings the bell (and sends a desktop notification)."""
-    given = options.socket
+    given = options.values.get("--socket")
     path = socket_path(given, environ)
     # A listener asks its own terminal: a USERQ_RELAY exported for the
     # machines that relay here (shared dotfiles) must not send its questions
@@ -69,7 +69,7 @@ def run_listen(options: ChainOptions, environ: Mapping[str, str], *, quiet: bool
     try:
         if given is None and not environ.get(SOCKET_VARIABLE):
             private_directory(path)  # the default place: made and checked here
-        chain = options.build_chain(here, notify=not quiet)
+        chain = options.build_chain(here, settings={"tty": {"notify": not quiet}})
         if "listener" in chain.names:
             raise StartupError(
                 "userq listen cannot use the listener answerer: it would ask itself"
@@ -169,10 +169,8 @@ class Listener:
             writer.transport.abort()
             return
         session = ServeLoop(
-            chain_server(self._chain, __version__),
-            self._chain,
+            Session(self._chain, version=__version__, default_timeout=self._default_timeout),
             framer=LineFramer(self._max_line_bytes),
-            default_timeout=self._default_timeout,
             source=_chunks(reader, writer),
             sink=_sink(writer),
         )

@@ -17,7 +17,7 @@ import select
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
-from .._answerers.writes import WRITE_CHUNK
+from .._support.writes import WRITE_CHUNK
 from .stdio import STOP_GRACE, WRITE_BACKLOG
 
 

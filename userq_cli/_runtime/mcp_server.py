@@ -48,9 +48,9 @@ from mcp.server.lowlevel.server import Server as McpServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from .._answerers.config import FormReply, FormUnavailable, StartupError
-from .._answerers.diagnostics import say
+from .._answerers.elicit import FormReply, FormUnavailable
 from .._answerers.registry import MCP_DEFAULT_ORDER
+from .._answerers.settings import StartupError
 from .._protocol.errors import quote
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, Line, LineFramer
 from .._protocol.messages import (
@@ -59,12 +59,13 @@ from .._protocol.messages import (
     ErrorResponse,
 )
 from .._protocol.schema import tool_input_schema, tool_output_schema
+from .._support.diagnostics import say
 from .._version import __version__
-from .chain_options import ChainOptions
-from .chain_server import chain_server
 from .exit_status import ExitStatus
 from .loop_stdout import LoopStdout
+from .run_options import RunOptions
 from .serve_loop import ServeLoop, fd_source
+from .session import Session
 
 TOOL_NAME = "ask_user_question"
 DEFAULT_KEEPALIVE = 10.0
@@ -141,12 +142,14 @@ _encoder = msgspec.json.Encoder()
 Response = AskUserQuestionAnswer | ErrorResponse
 
 
-def run_mcp(options: ChainOptions, keepalive: float, environ: Mapping[str, str]) -> int:
+def run_mcp(options: RunOptions, keepalive: float, environ: Mapping[str, str]) -> int:
     """``userq mcp``: serve MCP on stdin and stdout until the client goes
     away; the exit status."""
     front = McpFront(keepalive, options.max_line_bytes or DEFAULT_MAX_LINE_BYTES)
     try:
-        chain = options.build_chain(environ, default_order=MCP_DEFAULT_ORDER, form_asker=front)
+        chain = options.build_chain(
+            environ, default_order=MCP_DEFAULT_ORDER, settings={"elicit": {"form_asker": front}}
+        )
     except StartupError as exc:
         print(f"userq: {exc}", file=sys.stderr)
         return ExitStatus.USAGE
@@ -170,14 +173,11 @@ class McpFront:
     # --- the session ------------------------------------------------------
 
     async def run(self, chain: Any, default_timeout: float | None) -> int:
-        server = chain_server(chain, __version__)
         loop = ServeLoop(
-            server,
-            chain,
+            Session(chain, version=__version__, default_timeout=default_timeout),
             # Each line is an ask this module encoded; the size limit is
             # checked on the call, where the error can name it.
             framer=LineFramer(sys.maxsize),
-            default_timeout=default_timeout,
             source=self._source(),
             sink=self._sink,
         )

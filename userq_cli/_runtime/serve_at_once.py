@@ -1,54 +1,60 @@
-"""Serving without an event loop, for as long as every ask is answered at once.
+"""Serving stdin without an event loop, for as long as every ask is answered at once.
 
 Most sessions are preseeded (CI, scripts): env and files answer every ask
-from memory. Such a session needs no event loop, no reader thread and no task
-per ask, and importing asyncio alone would cost userq a third of its start-up
-time. So serving starts here, with blocking reads, and `handover` passes
-the session to the asyncio `ServeLoop` (`serve_loop`) at the first ask that
-must wait (the prompt, a relay); that loop serves the rest of the session,
-from the same framer.
-
-Both loops decide nothing themselves: `Server` and `Chain` do, and
-`chain_server` turns exceptions into the same errors as
-`ServeLoop._outcome`, so the output does not depend on which loop answered.
+from memory, and need no event loop, reader thread or task. Importing
+asyncio alone would cost a third of such a run's start-up. So serving starts
+here, with blocking reads, and at the first ask that must wait (a prompt, a
+relay) hands the session over to the event loop (`serve_loop.ServeLoop`),
+which serves the rest of it from the same framer. Both loops decide
+nothing: the `Session` does, so the output does not depend on which loop
+answered; they differ in how they read and how a signal reaches them.
 """
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from types import FrameType
 
-import msgspec
-
 from .._protocol.framing import Frame, LineFramer
-from .._protocol.server_endpoint import Server, StartAsk, Ticket
-from .chain_server import aborted
+from .._support.gc_pause import gc_paused
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .session import Handover, Session, Waiting, aborted
 from .stdio import FdSink, Sink, write_responses
 
 
-class Handover(msgspec.Struct):
-    """Where the synchronous loop stopped: an ask that must wait, already
-    started, and the frames of the same read that follow it. ``signals``
-    still notes a stop signal until the event loop's own handlers are in
-    place; a signal noted by then stops the event loop at once."""
+def serve(
+    session: Session,
+    *,
+    framer: LineFramer,
+    read: Callable[[], bytes],
+    sink: Sink,
+    rest: Callable[[], AsyncIterator[bytes]],
+) -> int:
+    """Serve ``read()`` until it returns b""; the exit status. ``rest()`` is
+    the same input as an async source, for the event loop to go on reading
+    from if an ask must wait."""
+    stopped = serve_at_once(session, framer, read, sink)
+    if isinstance(stopped, int):
+        return stopped
+    with gc_paused():  # a big import
+        import asyncio
 
-    ticket: Ticket
-    frames: list[Frame]
-    signals: _StopSignals | None = None
+        from .serve_loop import ServeLoop, loop_sink
+
+    loop = ServeLoop(session, framer=framer, source=rest(), sink=loop_sink(sink))
+    return asyncio.run(loop.run(stopped))
 
 
 def serve_at_once(
-    server: Server, framer: LineFramer, read: Callable[[], bytes], sink: Sink
+    session: Session, framer: LineFramer, read: Callable[[], bytes], sink: Sink
 ) -> int | Handover:
-    """Answer every ask as it is read (``server`` answers those its chain
-    answers at once: `chain_server`); the exit status, or the handover at
+    """Answer every ask as it is read; the exit status, or the handover at
     the first ask that must wait. No ask is ever pending between two lines
     here, so there is nothing to abort when a signal or EPIPE ends the run."""
     stop = _StopSignals(sink.stop_soon if isinstance(sink, FdSink) else None)
     previous = {signum: signal.signal(signum, stop.caught) for signum in STOP_SIGNALS}
-    outcome = _serve_with(stop, server, framer, read, sink)
+    outcome = _serve_with(stop, session, framer, read, sink)
     if isinstance(outcome, int):
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -61,7 +67,7 @@ def serve_at_once(
 
 def _serve_with(
     stop: _StopSignals,
-    server: Server,
+    session: Session,
     framer: LineFramer,
     read: Callable[[], bytes],
     sink: Sink,
@@ -72,18 +78,18 @@ def _serve_with(
         except _Stopped:
             return stop.status
         frames = framer.feed(chunk) if chunk else framer.close()
-        handover = _receive(server, frames)
+        handover = _receive(session, frames)
         # Written once per read, while the input was already in memory,
         # and always before the next read might block (or a prompt wait):
         # a client waiting for one answer gets it without writing more.
-        if not write_responses(sink, server.data_to_send()):
+        if not write_responses(sink, session.data_to_send()):
             return stop.status or ExitStatus.STDOUT_CLOSED
         if handover is not None and stop.status:
             # A signal came while this read was answered or written: the ask
             # that would wait is aborted, as the event loop would abort it.
-            server.abort_all(stop.reason)
-            server.finish(handover.ticket, aborted(handover.ticket))
-            write_responses(sink, server.data_to_send())
+            session.abort_all(stop.reason)
+            session.finish(handover.waiting.ticket, aborted(handover.waiting.ticket))
+            write_responses(sink, session.data_to_send())
             return stop.status
         if handover is not None:
             return handover
@@ -91,16 +97,15 @@ def _serve_with(
             return stop.status
 
 
-def _receive(server: Server, frames: list[Frame]) -> Handover | None:
+def _receive(session: Session, frames: list[Frame]) -> Handover | None:
     for index, frame in enumerate(frames):
-        # The server answers what the chain answers at once; the only event
-        # left is a StartAsk: the other events abort pending asks, and none
-        # is pending here.
-        events = server.receive(frame)
-        if events:
-            (event,) = events
-            assert isinstance(event, StartAsk)
-            return Handover(event.ticket, frames[index + 1 :])
+        # An action can only be an ask that must wait: the others withdraw
+        # pending asks, and none is pending here.
+        actions = session.receive(frame)
+        if actions:
+            (waiting,) = actions
+            assert isinstance(waiting, Waiting)
+            return Handover(waiting, frames[index + 1 :])
     return None
 
 

@@ -1,10 +1,10 @@
-"""The serve loop: the thin I/O edge around `Server` and `Chain`.
+"""The serve loop: the thin I/O edge around a `Session`, in the event loop.
 
-It reads stdin, runs each ask that must wait as an asyncio task, writes
+It reads requests, runs each ask that must wait as an asyncio task, writes
 responses the moment they are complete, and turns signals, timeouts and a
-closed stdout into the protocol's outcomes. All decisions about *what* to
-write live in `server_endpoint`. A session starts in `serve_at_once`, which serves
-without an event loop, and comes here at its first ask that must wait.
+closed stdout into the protocol's outcomes. What to write is decided by the
+session (`Session`, `Server`). A stdin session starts without an event loop
+(`serve_at_once`) and comes here at its first ask that must wait.
 """
 
 from __future__ import annotations
@@ -13,20 +13,17 @@ import asyncio
 import contextlib
 import signal
 import threading
-import time
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 
-from .._answerers.chain import ASK_DEADLINE, ASK_LINE, Chain, TerminalHungUp
+from .._answerers.chain import TerminalHungUp
 from .._protocol.errors import UserQuestionError, duration
 from .._protocol.framing import Frame, LineFramer
-from .._protocol.messages import AskUserQuestionAnswer
-from .._protocol.server_endpoint import AbortAsk, Event, Server, StartAsk, Ticket
-from .chain_server import aborted, internal_error
+from .._protocol.server_endpoint import AbortAsk, Outcome, Ticket
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
 from .loop_stdout import LoopStdout
-from .serve_at_once import Handover
-from .stdio import read_chunk, tell_write_failure, write_responses
+from .session import Handover, Session, Waiting, aborted, internal_error
+from .stdio import FdSink, Sink, read_chunk, tell_write_failure, write_responses
 
 # Chunks read ahead of the parser. Bounding them is what keeps an oversized
 # line from being held in memory while the framer drops it.
@@ -36,11 +33,9 @@ _READ_AHEAD = 4
 class ServeLoop:
     def __init__(
         self,
-        server: Server,
-        chain: Chain,
+        session: Session,
         *,
         framer: LineFramer,
-        default_timeout: float | None,
         source: AsyncIterator[bytes],
         sink: Callable[[bytes], None] | LoopStdout,
     ) -> None:
@@ -48,10 +43,8 @@ class ServeLoop:
         terminal, or a `userq listen` connection); ``sink`` takes response
         bytes and may raise OSError (BrokenPipeError: nobody reads them).
         A `LoopStdout` sink is drained before `run` returns."""
-        self._server = server
-        self._chain = chain
+        self._session = session
         self._framer = framer
-        self._default_timeout = default_timeout
         self._source = source
         self._sink = sink
         self._stdout = sink if isinstance(sink, LoopStdout) else None
@@ -77,7 +70,7 @@ class ServeLoop:
                 await self._stdout.drain(self._stopped)
             return self._exit_status
         finally:
-            await self._chain.aclose()  # a relay's peer must not outlive userq
+            await self._session.chain.aclose()  # a relay's peer must not outlive userq
 
     async def serve(self, handover: Handover | None = None) -> int:
         """Serve until the source ends and every ask has its response; from
@@ -95,7 +88,7 @@ class ServeLoop:
 
     async def _read_requests(self, handover: Handover | None) -> None:
         if handover is not None:
-            self._start_task(handover.ticket)
+            self._start_task(handover.waiting)
             noted = handover.signals
             if noted is not None and noted.status:
                 # It came before this loop's handlers were in place.
@@ -113,10 +106,7 @@ class ServeLoop:
             await self._receive(frame)
 
     async def _receive(self, frame: Frame) -> None:
-        await self._start(self._server.receive(frame))
-
-    async def _start(self, events: list[Event]) -> None:
-        if self._handle(events):
+        if self._act(self._session.receive(frame)):
             await self._let_run()
 
     async def _let_run(self) -> None:
@@ -126,46 +116,43 @@ class ServeLoop:
         # the ask, so a piped batch gives the same output however it was chunked.
         await asyncio.sleep(0)
 
-    def _handle(self, events: list[Event]) -> bool:
-        """Act on the server's events; whether an ask task was started. (The
-        server answered, without an event, the asks the chain answers at
-        once: an ask here must wait, and gets its own task.)"""
+    def _act(self, actions: list[Waiting | AbortAsk]) -> bool:
+        """Start the asks that wait, withdraw those aborted; whether an ask
+        task was started."""
         started = False
-        for event in events:
-            if isinstance(event, StartAsk):
-                self._start_task(event.ticket)
+        for action in actions:
+            if isinstance(action, Waiting):
+                self._start_task(action)
                 started = True
-            elif isinstance(event, AbortAsk) and event.ticket in self._tasks:
-                self._tasks[event.ticket].cancel()
+            elif action.ticket in self._tasks:
+                self._tasks[action.ticket].cancel()
         self._flush()
         return started
 
-    def _start_task(self, ticket: Ticket) -> None:
-        task = asyncio.create_task(self._run_ask(ticket))
+    def _start_task(self, waiting: Waiting) -> None:
+        ticket = waiting.ticket
+        task = asyncio.create_task(self._run_ask(waiting))
         self._tasks[ticket] = task
         task.add_done_callback(partial(self._ask_done, ticket))
 
     # --- asks -------------------------------------------------------------
 
-    async def _run_ask(self, ticket: Ticket) -> None:
-        outcome = await self._outcome(ticket)
-        self._server.finish(ticket, outcome)
+    async def _run_ask(self, waiting: Waiting) -> None:
+        outcome = await self._outcome(waiting)
+        self._session.finish(waiting.ticket, outcome)
         self._flush()
 
-    async def _outcome(self, ticket: Ticket) -> AskUserQuestionAnswer | UserQuestionError:
-        seconds = ticket.request.timeout or self._default_timeout
-        ASK_LINE.set(ticket.data)  # this task's context only
-        if seconds is not None:
-            ASK_DEADLINE.set(time.monotonic() + seconds)  # this task's context only
+    async def _outcome(self, waiting: Waiting) -> Outcome:
         try:
-            async with asyncio.timeout(seconds):
-                return await self._chain.run(ticket.request)
+            # The loop's clock is time.monotonic, the deadline's.
+            async with asyncio.timeout_at(waiting.walk.ask.deadline):
+                return await waiting.walk.finish(waiting.answerer)
         except TimeoutError:
-            assert seconds is not None  # only a timeout times out
-            return UserQuestionError("ASK_ABORTED", f"no answer within {duration(seconds)}")
+            seconds = self._session.timeout_of(waiting.ticket.request)
+            return UserQuestionError("ASK_ABORTED", f"no answer within {duration(seconds or 0)}")
         except asyncio.CancelledError:
             # Only this loop cancels ask tasks, always through an AbortAsk.
-            return aborted(ticket)
+            return aborted(waiting.ticket)
         except TerminalHungUp as error:
             # After this ask's own response: the others end as on SIGHUP.
             asyncio.get_running_loop().call_soon(
@@ -181,13 +168,13 @@ class ServeLoop:
         del self._tasks[ticket]
         if task.cancelled():
             # Cancelled before its first step, so _run_ask never ran at all.
-            self._server.finish(ticket, aborted(ticket))
+            self._session.finish(ticket, aborted(ticket))
             self._flush()
 
     # --- output and stopping ----------------------------------------------
 
     def _flush(self) -> None:
-        data = self._server.data_to_send()
+        data = self._session.data_to_send()
         if not data:
             return
         if not write_responses(self._sink, data):
@@ -209,7 +196,7 @@ class ServeLoop:
         self._stopped.set()
         if self._reading is not None:
             self._reading.cancel()
-        self._handle(self._server.abort_all(reason))
+        self._act(list(self._session.abort_all(reason)))
 
 
 def _discard(data: bytes) -> None:
@@ -245,3 +232,8 @@ def _read_fd(
             return  # the loop is closed: userq is exiting
         if not data:
             return
+
+
+def loop_sink(sink: Sink) -> Sink | LoopStdout:
+    """The event loop's way to the same output: stdout must not block the loop."""
+    return LoopStdout(sink.fd) if isinstance(sink, FdSink) else sink

@@ -8,9 +8,9 @@ import select
 import signal
 from collections.abc import Callable
 
-from .._answerers.diagnostics import say
-from .._answerers.writes import WRITE_CHUNK, write_some
 from .._protocol.framing import READ_CHUNK
+from .._support.diagnostics import say
+from .._support.writes import WRITE_CHUNK, write_some
 from .exit_status import STOP_SIGNALS
 
 Sink = Callable[[bytes], None]

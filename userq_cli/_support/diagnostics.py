@@ -1,4 +1,6 @@
-"""Diagnostics on stderr that cannot cost an answer: a stderr that fails (an
+"""What userq says on stderr, and how it words an OS error.
+
+Diagnostics on stderr cannot cost an answer: a stderr that fails (an
 ssh connection gone, ``2>/dev/full``) must not end the ask, the answerer or
 userq's exit status, which the writes around it are for. What they quote of
 text userq did not write is shown with visible placeholders."""
@@ -24,7 +26,7 @@ def diagnostic(text: str) -> str:
     reason), and stderr is usually a terminal. The same placeholders as the
     prompt's (␛, <U+202E>)."""
     # Imported here: only a run with something to say pays for it.
-    from .._prompt.sanitize import clean
+    from .._protocol.visible import clean
 
     return f"userq: {clean(text, multiline=True)}\n"
 
@@ -38,3 +40,8 @@ def stderr_or_nothing() -> Iterator[None]:
         yield
     except (OSError, ValueError):
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (stderr for the rest of the run)
+
+
+def reason(exc: OSError) -> str:
+    """An OSError in words: some (an AF_UNIX path too long) have no strerror."""
+    return exc.strerror or str(exc)

@@ -10,11 +10,13 @@ alike), else a directory of its own under /tmp that is checked before use.
 from __future__ import annotations
 
 import os
-import socket
 import stat
-import struct
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import socket
 
 SOCKET_VARIABLE = "USERQ_SOCKET"
 _NAME = "listen.sock"
@@ -75,11 +77,9 @@ def peer_uid(connection: socket.socket) -> int:
     (SO_PEERCRED). This, not the socket file's place or mode, is what keeps
     another user from posing as the listener, or from asking the human: both
     ends check that the other is their own user."""
+    import socket
+    import struct
+
     creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
     uid: int = struct.unpack("3i", creds)[1]  # pid, uid, gid
     return uid
-
-
-def reason(exc: OSError) -> str:
-    """An OSError in words: some (an AF_UNIX path too long) have no strerror."""
-    return exc.strerror or str(exc)

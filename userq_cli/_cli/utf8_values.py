@@ -1,0 +1,43 @@
+"""Command-line text must be UTF-8: the protocol carries nothing else.
+
+Python keeps an argument's bytes that are not UTF-8 as lone surrogates; a
+question or label holding one could not be written as JSON, and would fail
+later as an internal error. Every command checks its text values once
+parsed, and a bad one is a usage error naming the option.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperCommand, TyperGroup
+
+
+def _check(ctx: Any, params: list[Any]) -> None:
+    for param in params:
+        value = ctx.params.get(param.name)
+        for text in value if isinstance(value, (list, tuple)) else (value,):
+            if not isinstance(text, str):
+                continue
+            try:
+                text.encode()
+            except UnicodeEncodeError as error:
+                byte = ord(text[error.start]) & 0xFF
+                raise typer.BadParameter(
+                    f"not UTF-8 text (byte 0x{byte:02x})", ctx=ctx, param=param
+                ) from None
+
+
+class Utf8Command(TyperCommand):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        rest: list[str] = super().parse_args(ctx, args)
+        _check(ctx, self.get_params(ctx))
+        return rest
+
+
+class Utf8Group(TyperGroup):
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        rest: list[str] = super().parse_args(ctx, args)
+        _check(ctx, self.get_params(ctx))
+        return rest
