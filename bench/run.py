@@ -106,7 +106,7 @@ def benchmarks(
 
 
 def table(rows: list[Row], *, checked: bool = True) -> str:
-    """A Markdown table, so the README can show a run as it printed.
+    """A Markdown table, so docs/performance.md can show a run as it printed.
     Unchecked (--quick), the met column says so instead of yes or no."""
     lines = [
         "| benchmark | userq | reference | ratio | target | met |",

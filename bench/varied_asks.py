@@ -7,7 +7,7 @@ beyond ASCII (a dash, an accent, an arrow) and a few asks of two or three
 questions. Generated from a fixed seed, so every run asks the same.
 
 Every ask is one that ``--defaults`` answers (no approvals: no intent), and
-`expected_answer` gives its answer by the policy that README and
+`expected_answer` gives its answer by the policy that docs/ci.md and
 ``userq_cli/_answerers/defaults.py`` document, written out again here so
 that the benchmark checks userq instead of trusting it.
 """

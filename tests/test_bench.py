@@ -2,7 +2,7 @@
 
 The quick inputs are too small for the ratios to mean anything, so this
 checks that every row was measured (a number, not "not run"), never the
-targets; `python bench/run.py` checks those (README, Performance).
+targets; `python bench/run.py` checks those (docs/performance.md).
 """
 
 from __future__ import annotations

@@ -67,3 +67,23 @@ def test_the_check_reads_imports_in_every_form(tmp_path: Path) -> None:
     probe = tmp_path / "probe.py"
     probe.write_text("import os.path\nfrom time import sleep\nfrom .._runtime import stdio\n")
     assert [name for _, name in imports_of(probe)] == ["os.path", "time", "userq_cli._runtime"]
+
+
+def test_the_readme_and_the_guide_name_the_layers_of_the_import_contract() -> None:
+    import re
+    import tomllib
+
+    root = Path(__file__).parents[1]
+    contract = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["importlinter"]
+    [layers] = [c["layers"] for c in contract["contracts"] if c["type"] == "layers"]
+    names = [name.strip() for layer in layers for name in layer.split("|")]
+    readme = (root / "README.md").read_text().split("## Architecture", 1)[1].split("\n## ")[0]
+    assert [n for n in re.findall(r"`(\w+)`", readme) if n in names] == names
+    guide = (root / "docs" / "architecture.md").read_text().split("## Layers", 1)[1]
+    guide = guide.split("\n## ")[0]
+    numbered = re.findall(r"^\d\. (.*)", guide, re.M)
+    assert len(numbered) == len(layers), "one numbered item a layer"
+    for layer, item in zip(layers, numbered, strict=True):
+        assert [n for n in re.findall(r"`(\w+)`", item) if n in names][: layer.count("|") + 1] == [
+            n.strip() for n in layer.split("|")
+        ], item

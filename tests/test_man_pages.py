@@ -497,12 +497,25 @@ def test_exit_status_table_matches_the_code() -> None:
 # --- userq-protocol.5: generated from the spec -------------------------------------------
 
 
-def test_the_protocol_page_is_generated_from_the_spec() -> None:
-    """protocol/README.md is the spec; the page is what man/generate.py makes of it."""
+def _generate() -> Any:
     loader = importlib.util.spec_from_file_location("generate", MAN / "generate.py")
     assert loader and loader.loader
     generate = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(generate)
+    return generate
+
+
+def test_the_options_of_userq_1_are_generated_from_the_option_tables() -> None:
+    """Each option is declared once, in a table in the code; userq.1 lists them."""
+    page_text = (MAN / "userq.1").read_text(encoding="ascii")
+    assert _generate().options(page_text) == page_text, (
+        "the options in man/userq.1 are not what the option tables make: run python man/generate.py"
+    )
+
+
+def test_the_protocol_page_is_generated_from_the_spec() -> None:
+    """protocol/README.md is the spec; the page is what man/generate.py makes of it."""
+    generate = _generate()
     spec = (ROOT / "protocol" / "README.md").read_text(encoding="utf-8")
     assert generate.generate(spec) == (MAN / "userq-protocol.5").read_text(encoding="ascii"), (
         "man/userq-protocol.5 is not what protocol/README.md makes: run python man/generate.py"

@@ -374,11 +374,11 @@ def test_the_time_left_in_minutes_and_in_plain_mode(tmp_path: Path) -> None:
         term.close()
 
 
-# --- the README's key table ----------------------------------------------------------
+# --- the key table of docs/shell.md ----------------------------------------------------------
 
 
 def test_the_readme_key_table_says_what_the_footers_say() -> None:
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    readme = (Path(__file__).parent.parent / "docs" / "shell.md").read_text()
     rows = [line.split("|")[1:4] for line in readme.splitlines() if line.startswith("| ")]
     esc = {where.strip(): what.strip() for keys, where, what in rows if "Esc" in keys}
     # The footers: "Esc back to the list", "Esc clear", "q/Esc/Enter back to

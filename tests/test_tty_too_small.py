@@ -103,7 +103,7 @@ def test_keys_act_again_once_the_terminal_is_large_enough(tmp_path: Path, size: 
 
 def test_the_docs_give_the_width_the_prompt_needs() -> None:
     root = Path(__file__).resolve().parent.parent
-    readme = " ".join((root / "README.md").read_text().split())
+    readme = " ".join((root / "docs" / "shell.md").read_text().split())
     manual = " ".join((root / "man" / "userq.1").read_text().split())
     assert f"under {MIN_COLUMNS} columns" in readme
     assert f"under {MIN_COLUMNS} columns" in manual
