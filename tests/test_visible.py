@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from userq_cli._protocol.messages import AskUserQuestionOption
 from userq_cli._protocol.visible import (
     _IGNORED_ON_SCREEN,
     _LATIN_LOOKALIKES,
@@ -16,6 +17,7 @@ from userq_cli._protocol.visible import (
     UNSAFE,
     _key_of_any_text,
     clean,
+    keys_of,
     looks_like_key,
 )
 
@@ -53,9 +55,12 @@ def test_plain_labels_keep_their_key() -> None:
     assert looks_like_key("  two   spaces ") == "two spaces"
 
 
-@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
-def test_the_ascii_shortcut_gives_the_general_key(label: str) -> None:
-    assert looks_like_key(label) == _key_of_any_text(label)
+@given(st.lists(st.text(alphabet=st.characters(max_codepoint=0x7F)) | st.text(), max_size=4))
+def test_the_keys_of_plain_labels_are_their_keys(labels: list[str]) -> None:
+    # keys_of takes an ASCII label without a run of spaces as its own key:
+    # the full rule must agree wherever it does.
+    options = [AskUserQuestionOption(label=label) for label in labels if label]
+    assert keys_of(options) == {looks_like_key(o.label) for o in options}
 
 
 def _key_as_defined(label: str) -> str:

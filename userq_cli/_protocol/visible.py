@@ -26,7 +26,9 @@ import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
+
+    from .messages import AskUserQuestionOption
 
 
 #: C0 controls, DEL and C1 controls: cursor movement, colour, screen clearing,
@@ -168,12 +170,22 @@ def looks_like_key(label: str) -> str:
     Characters in `UNSAFE` are kept: the prompt shows each as a placeholder,
     so they are visible and keep labels apart.
     """
-    if label.isascii() and "  " not in label:
-        # The usual label, and every ask checks each of its labels: ASCII is
-        # its own NFKC form and holds no ignored, look-alike or non-ASCII
-        # space character, so only the ends are left to strip (10x faster).
-        return label.strip(" ")
     return _key_of_any_text(label)
+
+
+def keys_of(options: Iterable[AskUserQuestionOption]) -> set[str]:
+    """The keys of these options' labels (`looks_like_key`). Every ask's
+    labels are checked with it, so a label of ASCII without a run of spaces
+    (the usual one) is taken as what it is, the key that NFKC, the ignored
+    characters and the look-alikes leave it: the label without its end
+    spaces."""
+    keys = set()
+    for option in options:
+        label = option.label
+        keys.add(
+            label.strip(" ") if label.isascii() and "  " not in label else _key_of_any_text(label)
+        )
+    return keys
 
 
 def _key_of_any_text(label: str) -> str:
