@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -143,8 +144,25 @@ def _complete(words: str) -> list[str]:
 def test_shell_completion_of_commands_and_options() -> None:
     assert _complete("userq con") == ["confirm"]
     assert set(_complete("userq ask --answer")) == {"--answers", "--answerers"}
-    script = userq("--show-completion", "bash").stdout
-    assert "_userq_completion" in script and "complete " in script
+
+
+def test_show_completion_prints_the_script_for_the_shell_it_is_typed_in() -> None:
+    # "For the current shell": typer takes the nearest shell among userq's
+    # parents (a word after the option is ignored), so the test types it in
+    # bash, whatever runs pytest (sh under make or cron, a zsh user). Not
+    # the last command, so that bash does not exec it.
+    shown = subprocess.run(
+        ["bash", "-c", f"{shlex.quote(USERQ)} --show-completion; exit $?"],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+        start_new_session=True,
+        timeout=60,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert "_userq_completion" in shown.stdout and "complete -o default" in shown.stdout
 
 
 def run_probe(probe: str) -> subprocess.CompletedProcess[str]:
