@@ -72,8 +72,22 @@ def run_command(
     """One command line of userq (``ask``, ``confirm``, ``review``, ...) as a
     shell script runs it, in text, with no terminal: only env and files can
     answer."""
+    return _run_text([USERQ, *args], env, stdin)
+
+
+def run_script(
+    script: str, *, shell: str = "sh", env: Mapping[str, str] | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """A shell command line (``userq`` is on PATH), as `run_command` runs
+    userq: in text, with no terminal."""
+    return _run_text([shell, "-c", script], env, stdin)
+
+
+def _run_text(
+    argv: list[str], env: Mapping[str, str] | None, stdin: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [USERQ, *args],
+        argv,
         input=stdin,
         capture_output=True,
         text=True,

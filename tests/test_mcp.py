@@ -25,6 +25,7 @@ import jsonschema
 import mcp.types as types
 import pexpect
 import pytest
+from asks import question
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_client import (
@@ -35,7 +36,6 @@ from mcp_client import (
     answered,
     error_of,
     mcp_client,
-    question,
     text_of,
 )
 from processes import USERQ, LineReader, clean_env

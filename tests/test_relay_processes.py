@@ -18,12 +18,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from processes import USERQ, LineReader, Serve, clean_env, process_state
-from ptyterm import error_code
+from asks import ask, error_code, question
+from processes import USERQ, LineReader, Serve, process_state, run_userq
 
 from userq_cli._answerers._peer_link import GRACE
 
-ASK = {"id": "g", "questions": [{"id": "x", "question": "Name?"}]}
+ASK = ask("g", question("x", "Name?"))
 FIGURE = "relay peers stopped with their whole process group, no traceback"
 HELLO = {"type": "hello", "protocol": 1, "version": "x", "answerers": ["x"], "interactive": True}
 
@@ -41,15 +41,7 @@ def gone(pid: int, timeout: float = 10) -> bool:
 
 
 def relay(peer: str, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [USERQ, "--answerers", "relay", "--relay", f"sh -c {shlex.quote(peer)}"],
-        input=json.dumps(ASK).encode() + b"\n",
-        capture_output=True,
-        env=clean_env(),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
+    return run_userq([ASK], "--answerers", "relay", "--relay", f"sh -c {shlex.quote(peer)}")
 
 
 def test_a_peer_child_holding_its_stdout_is_stopped_without_a_traceback(
