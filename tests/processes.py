@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -264,6 +265,20 @@ def loaded_modules(
         check=False,
     )
     return loaded_names(result.stderr.decode()), result.stdout
+
+
+def ends_within(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` (a child or not) has ended, or ends within
+    ``timeout`` seconds: awaited on a pidfd, readable once the process has
+    exited, reaped or not."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # gone already
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
 
 
 def process_state(pid: int) -> str | None:

@@ -29,7 +29,7 @@ import pyte
 from asks import answers_of as answers_of
 from asks import ask as ask
 from asks import question as question
-from processes import USERQ, LineReader, clean_env, encode
+from processes import USERQ, LineReader, clean_env, encode, ends_within
 
 UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
 PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"
@@ -175,12 +175,7 @@ class Term:
         """The exit status once the program has ended (None: a signal
         killed it), awaited on a pidfd with a deadline: ``child.wait()``
         alone would block for good on a program that never exits."""
-        fd = os.pidfd_open(self.child.pid)
-        try:
-            ready, _, _ = select.select([fd], [], [], timeout)
-        finally:
-            os.close(fd)
-        assert ready, f"userq still runs after {timeout} s"
+        assert ends_within(self.child.pid, timeout), f"userq still runs after {timeout} s"
         return self.child.wait()
 
     def settings(self) -> list[Any]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shlex
 import socket
 import sys
@@ -22,7 +21,7 @@ from typing import Any
 
 import pytest
 from asks import GO, answers_of, ask, error_of, go_ask, question
-from processes import USERQ, LineReader, Serve, responses, run_userq
+from processes import USERQ, LineReader, Serve, ends_within, responses, run_userq
 from ptyterm import ENTER, P, Term
 from quick_relay_userq import QUICK
 
@@ -84,16 +83,7 @@ def got(status: Fifo) -> dict[str, Any]:
 
 
 def await_exit(pid: int, timeout: float) -> None:
-    """Wait for process ``pid`` to end, on a pidfd's readiness."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return  # gone already
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        assert ready, f"process {pid} still runs after {timeout}s"
-    finally:
-        os.close(fd)
+    assert ends_within(pid, timeout), f"process {pid} still runs after {timeout}s"
 
 
 # --- a second userq as the peer ----------------------------------------------
