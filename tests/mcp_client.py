@@ -69,15 +69,6 @@ async def mcp_client(
                 yield Client(session, dispatcher)
 
 
-def question(qid: str | None, text: str, *labels: str, **extra: Any) -> dict[str, Any]:
-    asked: dict[str, Any] = {"question": text, **extra}
-    if qid is not None:
-        asked["id"] = qid
-    if labels:
-        asked["options"] = [{"label": label} for label in labels]
-    return asked
-
-
 def error_of(result: types.CallToolResult) -> dict[str, Any]:
     """The structured error of a failed call (checking it is one)."""
     assert result.is_error

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import select
 import selectors
 import shutil
 import signal
@@ -72,8 +73,22 @@ def run_command(
     """One command line of userq (``ask``, ``confirm``, ``review``, ...) as a
     shell script runs it, in text, with no terminal: only env and files can
     answer."""
+    return _run_text([USERQ, *args], env, stdin)
+
+
+def run_script(
+    script: str, *, shell: str = "sh", env: Mapping[str, str] | None = None, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """A shell command line (``userq`` is on PATH), as `run_command` runs
+    userq: in text, with no terminal."""
+    return _run_text([shell, "-c", script], env, stdin)
+
+
+def _run_text(
+    argv: list[str], env: Mapping[str, str] | None, stdin: str
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [USERQ, *args],
+        argv,
         input=stdin,
         capture_output=True,
         text=True,
@@ -250,6 +265,20 @@ def loaded_modules(
         check=False,
     )
     return loaded_names(result.stderr.decode()), result.stdout
+
+
+def ends_within(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` (a child or not) has ended, or ends within
+    ``timeout`` seconds: awaited on a pidfd, readable once the process has
+    exited, reaped or not."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True  # gone already
+    try:
+        return bool(select.select([fd], [], [], timeout)[0])
+    finally:
+        os.close(fd)
 
 
 def process_state(pid: int) -> str | None:

@@ -24,7 +24,12 @@ from typing import Any
 
 import pexpect
 import pyte
-from processes import USERQ, LineReader, clean_env, encode
+
+# test_defaults.py takes these from here; every other test from asks.py.
+from asks import answers_of as answers_of
+from asks import ask as ask
+from asks import question as question
+from processes import USERQ, LineReader, clean_env, encode, ends_within
 
 UP, DOWN, LEFT, RIGHT = "\x1b[A", "\x1b[B", "\x1b[D", "\x1b[C"
 PGDN, PGUP, HOME, END = "\x1b[6~", "\x1b[5~", "\x1b[H", "\x1b[F"
@@ -170,12 +175,7 @@ class Term:
         """The exit status once the program has ended (None: a signal
         killed it), awaited on a pidfd with a deadline: ``child.wait()``
         alone would block for good on a program that never exits."""
-        fd = os.pidfd_open(self.child.pid)
-        try:
-            ready, _, _ = select.select([fd], [], [], timeout)
-        finally:
-            os.close(fd)
-        assert ready, f"userq still runs after {timeout} s"
+        assert ends_within(self.child.pid, timeout), f"userq still runs after {timeout} s"
         return self.child.wait()
 
     def settings(self) -> list[Any]:
@@ -254,30 +254,19 @@ class Session:
         self.close()
 
 
-def ask(rid: str | None, *questions: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    request: dict[str, Any] = {"type": "ask", "questions": list(questions), **extra}
-    if rid is not None:
-        request["id"] = rid
-    return request
-
-
-def question(qid: str, text: str, *labels: str, **extra: Any) -> dict[str, Any]:
-    item: dict[str, Any] = {"id": qid, "question": text, **extra}
-    if labels:
-        item["options"] = [{"label": label} for label in labels]
-    return item
-
-
-def answers_of(response: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    assert response.get("type") == "answer", response
-    return {
-        item["id"]: {k: v for k, v in item.items() if k != "id"} for item in response["answers"]
-    }
-
-
-def error_code(response: dict[str, Any]) -> str:
-    assert response.get("type") == "error", response
-    return str(response["error"]["code"])
+def typed(tmp_path: Path, command: str, *steps: tuple[str, str]) -> tuple[int, str]:
+    """``command`` (a shell command line) on a pty, its stdout to a file;
+    each step waits for its text on screen, then types its keys in one
+    write. The exit status and what the command printed."""
+    out = tmp_path / "out.txt"
+    term = Term(f"{command} > {out}")
+    try:
+        for wanted, keys in steps:
+            term.wait_for(wanted)
+            term.child.send(keys)
+        return term.wait_exit(), out.read_text()
+    finally:
+        term.close()
 
 
 def parse_stty(saved: str) -> list[Any]:

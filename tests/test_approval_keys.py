@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asks import ask, question
 from processes import USERQ
 from ptyterm import (
     CTRL_C,
@@ -35,6 +36,7 @@ from ptyterm import (
     P,
     Session,
     Term,
+    typed,
 )
 
 APPROVE = "Approve"
@@ -42,29 +44,29 @@ PLAN = "# Plan\n\n1. Migrate the database\n2. Deploy\n3. Check the dashboards\n"
 FIGURE = "single keys tried as the first key of a fresh approval, none approving"
 
 
-def review_question(number: int, **extra: Any) -> dict[str, Any]:
+def review_question(number: int) -> dict[str, Any]:
     """What ``userq review plan.md`` asks, numbered so the screen shows which."""
-    return {
-        "id": "review",
-        "question": f"Approve plan {number}?",
-        "header": "Plan",
-        "detail": PLAN,
-        "options": [{"label": APPROVE}, {"label": "Request changes"}],
-        "intent": {"kind": "plan-review", "approve": APPROVE},
-        **extra,
-    }
+    return question(
+        "review",
+        f"Approve plan {number}?",
+        APPROVE,
+        "Request changes",
+        header="Plan",
+        detail=PLAN,
+        intent={"kind": "plan-review", "approve": APPROVE},
+    )
 
 
-def generic_approval(number: int, **extra: Any) -> dict[str, Any]:
+def generic_approval(number: int) -> dict[str, Any]:
     """An approval that is no plan review: shown as a generic list."""
-    return {
-        "id": "go",
-        "question": f"Go ahead {number}?",
-        "detail": "Deploys to production.",
-        "options": [{"label": "Yes"}, {"label": "No"}],
-        "intent": {"kind": "confirm", "approve": "Yes"},
-        **extra,
-    }
+    return question(
+        "go",
+        f"Go ahead {number}?",
+        "Yes",
+        "No",
+        detail="Deploys to production.",
+        intent={"kind": "confirm", "approve": "Yes"},
+    )
 
 
 def approved(response: dict[str, Any], label: str) -> bool:
@@ -74,16 +76,16 @@ def approved(response: dict[str, Any], label: str) -> bool:
 def sweep(
     tmp_path: Path,
     keys: dict[str, str],
-    question: Callable[[int], dict[str, Any]],
+    asked: Callable[[int], dict[str, Any]],
     label: str,
 ) -> list[str]:
-    """Each key as the first key of a fresh ask of ``question``: the names
+    """Each key as the first key of a fresh ask of ``asked``: the names
     of the keys that approved it."""
     approving = []
     with Session(tmp_path, "--answerers", "tty", rows=30, cols=100) as session:
         for number, (name, key) in enumerate(keys.items()):
-            session.send({"id": f"r{number}", "questions": [question(number)]})
-            session.term.wait_for_all(question(number)["question"], "Esc cancel")
+            session.send(ask(f"r{number}", asked(number)))
+            session.term.wait_for_all(asked(number)["question"], "Esc cancel")
             assert not session.pending(), f"{name}: the ask ended before its first key"
             session.term.child.send(key + CTRL_C)
             response = session.read()
@@ -91,8 +93,8 @@ def sweep(
             if approved(response, label):
                 approving.append(name)
         # The sweep would see an approval: Up onto the approving row, Enter.
-        session.send({"id": "control", "questions": [question(len(keys))]})
-        session.term.wait_for_all(question(len(keys))["question"], "Esc cancel")
+        session.send(ask("control", asked(len(keys))))
+        session.term.wait_for_all(asked(len(keys))["question"], "Esc cancel")
         session.term.press(UP)
         session.term.wait_for(f"{P} 1.")
         session.term.press(ENTER)
@@ -130,25 +132,18 @@ def test_no_single_key_approves_a_generic_approval(
 # --- the commands themselves ----------------------------------------------------------
 
 
-def run_command(tmp_path: Path, command: str, *keys: str) -> tuple[int, str]:
-    """``command`` on a pty; ``keys`` typed in one write once its prompt is
-    up (so that a Ctrl-C after a key that ended the prompt is typeahead, not
-    a signal); the exit status and what it printed."""
-    out = tmp_path / "out.txt"
-    term = Term(f"{command} > {out}")
-    try:
-        term.wait_for("Esc cancel")
-        term.child.send("".join(keys))
-        return term.wait_exit(), out.read_text()
-    finally:
-        term.close()
+def first_key(tmp_path: Path, command: str, key: str) -> tuple[int, str]:
+    """``command``'s exit status and output with ``key`` typed once its prompt
+    is up, then Ctrl-C in the same write (so that, after a key that ended
+    the prompt, it is typeahead, not a signal)."""
+    return typed(tmp_path, command, ("Esc cancel", key + CTRL_C))
 
 
 @pytest.mark.parametrize("key", ["1", ENTER, "a", " "], ids=["1", "Enter", "a", "Space"])
 def test_userq_review_first_key_never_approves(tmp_path: Path, key: str) -> None:
     plan = tmp_path / "plan.md"
     plan.write_text(PLAN)
-    status, printed = run_command(tmp_path, f"{shlex.quote(USERQ)} review {plan}", key, CTRL_C)
+    status, printed = first_key(tmp_path, f"{shlex.quote(USERQ)} review {plan}", key)
     assert status != 0 and APPROVE not in printed
 
 
@@ -193,7 +188,7 @@ def test_userq_confirm_starts_on_no(tmp_path: Path, where: str) -> None:
 @pytest.mark.parametrize("key", ["1", "y", " ", TAB, ESC], ids=["1", "y", "Space", "Tab", "Esc"])
 def test_userq_confirm_first_key_never_says_yes(tmp_path: Path, key: str, where: str) -> None:
     command = shlex.join([*CONFIRMS[where], "confirm", "Delete 3 build directories?"])
-    status, _ = run_command(tmp_path, command, key, CTRL_C)
+    status, _ = first_key(tmp_path, command, key)
     assert status != 0
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from asks import ask, question
 from processes import USERQ, clean_env, encode, process_state
 from test_pending_asks import Held
 
@@ -29,14 +30,15 @@ FIGURE = "signals tried during blocked stdout writes: userq exited 128 + N withi
 #: How long a stopped userq may take: the grace stdout gets, and a margin for
 #: a busy machine (the issue's userq was still alive after 5 s).
 PROMPTLY = STOP_GRACE + 3
-ANSWERED_AT_ONCE = [
-    {"id": f"a{n}", "questions": [{"id": "q", "question": "?"}]} for n in range(2000)
-]
+#: Written whole before userq's stdout is read: the asks userq has not read
+#: when its stdout fills must fit in the stdin pipe, so each is as short as
+#: the protocol allows (no "type": an ask is the default).
+ANSWERED_AT_ONCE = [{"id": f"a{n}", "questions": [question("q", "?")]} for n in range(2000)]
 
 
 def held_ask(ask_id: str) -> dict[str, Any]:
     # Question "h": env has no answer for it, so it reaches the holding answerer.
-    return {"id": ask_id, "questions": [{"id": "h", "question": "Held?"}]}
+    return ask(ask_id, question("h", "Held?"))
 
 
 def await_stdout_full(pid: int, stdout: int, timeout: float = 30) -> None:

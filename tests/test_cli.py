@@ -7,32 +7,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from processes import USERQ, clean_env, responses, run_userq
+from asks import ask, question
+from processes import USERQ, clean_env, responses, run_command, run_script, run_userq
 
 import userq_cli
 
 
-def userq(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [USERQ, *args],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        stdin=subprocess.DEVNULL,
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
-
-
 def test_version() -> None:
-    result = userq("--version")
+    result = run_command("--version")
     assert result.stdout == f"userq {userq_cli.__version__}\n"
 
 
 @pytest.mark.parametrize("command", [[], ["serve"], ["schema"], ["mcp"]])
 def test_every_command_has_help_with_an_example(command: list[str]) -> None:
-    result = userq(*command, "--help")
+    result = run_command(*command, "--help")
     assert result.returncode == 0
     assert "Example" in result.stdout
     assert result.stdout.startswith("Usage: userq")
@@ -55,7 +43,7 @@ def test_serve_options_work_with_and_without_the_command_name(
     (tmp_path / "a.toml").write_text('[answers]\nq = "from file"\n')
     args = ["--answers", str(tmp_path / "a.toml")]
     argv = args if before_command else ["serve", *args]
-    result = run_userq([{"questions": [{"id": "q", "question": "?"}]}], *argv)
+    result = run_userq([ask(None, question("q", "?"))], *argv)
     assert responses(result)[0]["answers"] == [{"id": "q", "selected": [], "custom": "from file"}]
 
 
@@ -63,7 +51,7 @@ def test_options_before_and_after_serve_combine(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text('{"answers": {"q": "a", "r": "a"}}')
     (tmp_path / "b.json").write_text('{"answers": {"r": "b"}}')
     result = run_userq(
-        [{"questions": [{"id": "q", "question": "?"}, {"id": "r", "question": "?"}]}],
+        [ask(None, question("q", "?"), question("r", "?"))],
         "--answers",
         str(tmp_path / "a.json"),
         "serve",
@@ -104,7 +92,7 @@ def test_startup_errors_exit_2_before_reading(
 
 
 def test_schema_command_prints_the_schema() -> None:
-    schema = json.loads(userq("schema").stdout)
+    schema = json.loads(run_command("schema").stdout)
     assert schema["title"] == "userq protocol v1"
     assert "AskUserQuestionRequest" in schema["$defs"]
     assert "type" not in schema["$defs"]["AskUserQuestionRequest"]["required"]
@@ -127,24 +115,27 @@ def test_public_api() -> None:
 
 
 def _complete(words: str) -> list[str]:
-    env = clean_env(
-        {
-            "_USERQ_COMPLETE": "complete_bash",
-            "COMP_WORDS": words,
-            "COMP_CWORD": str(len(words.split()) - 1),
-        }
-    )
-    result = subprocess.run(
-        [USERQ], capture_output=True, text=True, env=env, timeout=60, check=False
-    )
-    return result.stdout.split()
+    env = {
+        "_USERQ_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split()) - 1),
+    }
+    return run_command(env=env).stdout.split()
 
 
 def test_shell_completion_of_commands_and_options() -> None:
     assert _complete("userq con") == ["confirm"]
     assert set(_complete("userq ask --answer")) == {"--answers", "--answerers"}
-    script = userq("--show-completion", "bash").stdout
-    assert "_userq_completion" in script and "complete " in script
+
+
+def test_show_completion_prints_the_script_for_the_shell_it_is_typed_in() -> None:
+    # "For the current shell": typer takes the nearest shell among userq's
+    # parents (a word after the option is ignored), so the test types it in
+    # bash, whatever runs pytest (sh under make or cron, a zsh user). Not
+    # the last command, so that bash does not exec it.
+    shown = run_script("userq --show-completion; exit $?", shell="bash")
+    assert shown.returncode == 0, shown.stderr
+    assert "_userq_completion" in shown.stdout and "complete -o default" in shown.stdout
 
 
 def run_probe(probe: str) -> subprocess.CompletedProcess[str]:

@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import FrameType
 
 import pexpect
 import pytest
@@ -503,17 +504,41 @@ def test_sync_close_aborts_asks_waiting_in_other_threads(hold: Hold) -> None:
 
 
 def test_interrupting_a_sync_ask_cancels_it(hold: Hold) -> None:
-    def interrupt_when_held() -> None:
+    """Ctrl-C while the asking thread waits for the human, as a person's
+    comes. That userq holds the ask says only that the ask reached the
+    session's thread: on a busy machine the asking thread may not have begun
+    to wait yet, and CPython raises KeyboardInterrupt in a blocked wait only
+    for a signal that comes during it (one just before is kept until the
+    wait ends: never). So the handler raises it only in the wait, and the
+    signal is sent again until it has."""
+    main = threading.main_thread().ident
+    assert main is not None
+    interrupted = threading.Event()
+
+    def in_the_wait(signum: int, frame: FrameType | None) -> None:
+        while frame is not None and frame.f_code is not threading.Condition.wait.__code__:
+            frame = frame.f_back
+        if frame is not None and not interrupted.is_set():
+            interrupted.set()
+            raise KeyboardInterrupt
+
+    def interrupt_once_held() -> None:
         hold.expect("holding k")
-        assert threading.main_thread().ident is not None
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+        for _ in range(600):  # 30 s
+            signal.pthread_kill(main, signal.SIGINT)
+            if interrupted.wait(0.05):
+                return
 
     with Session(answerers="hold", env=hold.env, command=hold.command) as session:
-        interrupter = threading.Thread(target=interrupt_when_held)
-        interrupter.start()
-        with pytest.raises(KeyboardInterrupt):
-            session.ask(DEPLOY, id="k")  # Ctrl-C while waiting for the human
-        interrupter.join()
+        interrupter = threading.Thread(target=interrupt_once_held)
+        previous = signal.signal(signal.SIGINT, in_the_wait)
+        try:
+            interrupter.start()
+            with pytest.raises(KeyboardInterrupt):
+                session.ask(DEPLOY, id="k")  # Ctrl-C while waiting for the human
+            interrupter.join()
+        finally:
+            signal.signal(signal.SIGINT, previous)
         hold.expect("dropped k")
         hold.release("next")
         assert session.ask(DEPLOY, id="next").answers[0].selected == ["Yes"]

@@ -15,20 +15,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from asks import ask, cancel, question
 from test_pending_asks import Held
 
 ASKS = 1000
 
 
-def ask(ask_id: str, token: str) -> dict[str, Any]:
-    return {
-        "id": ask_id,
-        "questions": [{"id": "q", "question": "?", "options": [{"label": token}]}],
-    }
-
-
-def cancel(ask_id: str) -> dict[str, str]:
-    return {"type": "cancel", "id": ask_id}
+def token_ask(ask_id: str, token: str) -> dict[str, Any]:
+    """An ask whose one option is ``token``: an answer shows which ask it is for."""
+    return ask(ask_id, question("q", "?", token))
 
 
 class Ledger:
@@ -63,7 +58,9 @@ def test_a_thousand_asks_with_cancels_and_reused_ids(figure: Callable[[str], Non
         for ask_id in ids:
             ledger.round[ask_id] = 0
             ledger.expected[(ask_id, 0)] = "ASK_ABORTED" if ask_id in cancelled else "answer"
-            held.send(ask(ask_id, f"{ask_id}/0"), *([cancel(ask_id)] if ask_id in at_once else []))
+            held.send(
+                token_ask(ask_id, f"{ask_id}/0"), *([cancel(ask_id)] if ask_id in at_once else [])
+            )
         # The others are cancelled once held (or, if still queued, before).
         later = [i for i in ids if i in cancelled and i not in at_once]
         rng.shuffle(later)
@@ -83,7 +80,7 @@ def test_a_thousand_asks_with_cancels_and_reused_ids(figure: Callable[[str], Non
                 open_round1.add(ask_id)
                 fate = "ASK_ABORTED" if rng.random() < 1 / 3 else "answer"
                 ledger.expected[(ask_id, 1)] = fate
-                held.send(ask(ask_id, f"{ask_id}/1"))
+                held.send(token_ask(ask_id, f"{ask_id}/1"))
                 if fate == "answer":
                     held.release(ask_id)
                 else:

@@ -20,16 +20,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asks import ask, question
 from processes import USERQ, LineReader, clean_env, encode
-from ptyterm import Session, ask, question
+from ptyterm import Session
 from test_pending_asks import HOLDING_USERQ
 
 FIGURE = "failed streams x states: responses lost 0 (a failed stdout: exit 141)"
 STREAMS = ("stdout", "stderr", "both")
-RELAYED = {"id": "relayed", "questions": [{"id": "r", "question": "Relayed?"}]}
-AT_ONCE = {"id": "at-once", "questions": [{"id": "q", "question": "Env?"}]}
+RELAYED = ask("relayed", question("r", "Relayed?"))
+AT_ONCE = ask("at-once", question("q", "Env?"))
 ARGS = ("--answerers", "env,relay,hold", "--relay", "/nonexistent")
-HELD = {"id": "held", "questions": [{"id": "h", "question": "Held?"}]}
+HELD = ask("held", question("h", "Held?"))
 
 
 def send(proc: subprocess.Popen[bytes], *asks: dict[str, Any]) -> None:

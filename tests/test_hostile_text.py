@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from asks import answers_of, ask, error_code, question
 from processes import USERQ, clean_env, responses, run_userq
-from ptyterm import Term, answers_of, ask, error_code, question
+from ptyterm import Term
 
 from userq_cli._protocol.visible import clean
 

@@ -22,17 +22,13 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
+from asks import answers_of, ask, go_ask, question
 from processes import USERQ, LineReader, Serve, clean_env, responses, run_userq
-from ptyterm import P, Term, answers_of, ask, question
+from ptyterm import P, Term
 
 from userq_cli._runtime.listen import MAX_SESSIONS
-
-
-def go_ask(ask_id: str) -> dict[str, Any]:
-    return ask(ask_id, question("go", "Deploy?", "Yes", "No"))
 
 
 class Listening:

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asks import answers_of, ask, error_of, go_ask, question
 from processes import USERQ, LineReader, Serve, responses, run_userq
-from ptyterm import P, Term, answers_of, ask, question
+from ptyterm import P, Term
 from test_listen import Holding, Listening, as_nobody, holding, shared_dir, strangers_socket
 
 from userq_cli._answerers._peer_link import GRACE
@@ -30,10 +31,6 @@ __all__ = ["holding", "shared_dir"]  # fixtures, used by name
 
 # The listener's terminal names no notifying terminal unless a test says so.
 NO_NOTIFY = {"TERM_PROGRAM": "", "VTE_VERSION": ""}
-
-
-def go_ask(ask_id: str, **extra: Any) -> dict[str, Any]:
-    return ask(ask_id, question("go", "Deploy?", "Yes", "No"), **extra)
 
 
 def listening_term(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Term:
@@ -49,10 +46,6 @@ def listening_term(tmp_path: Path, *args: str, env: dict[str, str] | None = None
 def asker(socket_path: Path, *answerers: str, env: dict[str, str] | None = None) -> Serve:
     chain = ",".join(answerers or ("listener",))
     return Serve("--answerers", chain, "--socket", str(socket_path), env=env)
-
-
-def error_of(response: dict[str, Any]) -> tuple[str, str]:
-    return response["error"]["code"], response["error"]["message"]
 
 
 # --- a human at the listener ---------------------------------------------------

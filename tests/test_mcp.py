@@ -25,6 +25,7 @@ import jsonschema
 import mcp.types as types
 import pexpect
 import pytest
+from asks import question
 from mcp.client.session import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_client import (
@@ -35,10 +36,9 @@ from mcp_client import (
     answered,
     error_of,
     mcp_client,
-    question,
     text_of,
 )
-from processes import USERQ, LineReader, clean_env
+from processes import USERQ, LineReader, clean_env, process_state
 
 from userq_cli._protocol.validation import BadLine, parse_request
 
@@ -699,14 +699,29 @@ def test_a_human_at_the_listener_answers_a_call_and_sees_the_client(tmp_path: Pa
 
 
 def test_typed_at_a_terminal_it_says_what_it_is_for() -> None:
-    child = pexpect.spawn(USERQ, ["mcp"], env=clean_env(), timeout=30, encoding="utf-8")
+    # PYTHONFAULTHANDLER: a userq that does not get there is made to say
+    # where each of its threads waits (SIGABRT), for the failure to show.
+    env = clean_env({"PYTHONFAULTHANDLER": "1"})
+    child = pexpect.spawn(USERQ, ["mcp"], env=env, timeout=30, encoding="utf-8")
     try:
-        child.expect("for an MCP client to start")
+        expect_or_show_the_stacks(child, "for an MCP client to start")
         child.sendintr()
-        child.expect(pexpect.EOF)
+        expect_or_show_the_stacks(child, pexpect.EOF)
     finally:
         child.close(force=True)
     assert child.exitstatus == 130
+
+
+def expect_or_show_the_stacks(child: pexpect.spawn[str], pattern: str | type[pexpect.EOF]) -> None:
+    if child.expect([pattern, pexpect.TIMEOUT]) == 0:
+        return
+    state = process_state(child.pid)
+    child.kill(signal.SIGABRT)
+    child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=10)
+    raise AssertionError(
+        f"userq mcp (state {state}) never gave {pattern!r} in {child.timeout} s;"
+        f" its terminal shows:\n{child.before}"
+    )
 
 
 def test_a_message_over_the_limit_is_skipped_as_it_streams_and_the_server_goes_on(

@@ -26,10 +26,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from asks import ask, error_code, question
 from hypothesis import given
 from hypothesis import strategies as st
-from processes import USERQ, Serve, clean_env
-from ptyterm import Term, error_code
+from processes import USERQ, Serve, clean_env, run_userq
+from ptyterm import Term
 from test_hostile_text import PEER_TEXT, inert
 
 from userq_cli._answerers._peer_link import GRACE
@@ -37,7 +38,7 @@ from userq_cli._answerers._peer_stderr import CUT, CutLines
 from userq_cli._protocol.limits import MAX_PEER_STDERR_LINE
 from userq_cli._protocol.visible import clean
 
-ASK = {"id": "r", "questions": [{"id": "q", "question": "Name?"}]}
+ASK = ask("r", question("q", "Name?"))
 ANSWER = {
     "type": "answer",
     "id": "r",
@@ -124,14 +125,14 @@ def test_the_peer_is_read_to_its_end_when_userqs_stderr_fails(
 def fake_peer(mode: str, last_words: int, *args: str) -> subprocess.CompletedProcess[bytes]:
     """``args`` relayed to the fake peer in ``mode``, which writes
     ``last_words`` lines on stderr as it ends (the last without a newline)."""
-    return subprocess.run(
-        [USERQ, *args, "--answerers", "relay", "--relay", f"{FAKE_PEER} {mode}"],
-        input=json.dumps(ASK).encode() + b"\n",
-        capture_output=True,
-        env=clean_env({"FAKE_PEER_STATUS": os.devnull, "FAKE_PEER_LAST_WORDS": str(last_words)}),
-        start_new_session=True,
-        timeout=60,
-        check=False,
+    return run_userq(
+        [ASK],
+        *args,
+        "--answerers",
+        "relay",
+        "--relay",
+        f"{FAKE_PEER} {mode}",
+        env={"FAKE_PEER_STATUS": os.devnull, "FAKE_PEER_LAST_WORDS": str(last_words)},
     )
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from asks import go_ask
 from processes import LineReader, Serve
 
 HOLDING_USERQ = str(Path(__file__).with_name("holding_userq.py"))
@@ -66,16 +67,6 @@ def _drain(fd: int) -> None:
             pass
 
 
-def ask(ask_id: str | None, *, agent: dict[str, str] | None = None, **extra: object) -> dict:
-    message: dict = {"questions": [{"id": "q", "question": "Go?", "options": [{"label": "Yes"}]}]}
-    if ask_id is not None:
-        message["id"] = ask_id
-    if agent:
-        message["agent"] = agent
-    message.update(extra)
-    return message
-
-
 @pytest.fixture
 def held() -> Iterator[Held]:
     with Held() as process:
@@ -83,22 +74,22 @@ def held() -> Iterator[Held]:
 
 
 def test_asks_complete_out_of_order(held: Held) -> None:
-    held.send(ask("r1"), ask("r2"))
+    held.send(go_ask("r1"), go_ask("r2"))
     held.await_status("holding r1")
     held.await_status("holding r2")
     held.release("r2", '"Yes"')
     assert held.read() == {
         "type": "answer",
         "id": "r2",
-        "answers": [{"id": "q", "selected": ["Yes"]}],
-        "sources": {"q": "hold"},
+        "answers": [{"id": "go", "selected": ["Yes"]}],
+        "sources": {"go": "hold"},
     }
     held.release("r1")
     assert held.read()["id"] == "r1"
 
 
 def test_answers_are_flushed_while_stdin_stays_open(held: Held) -> None:
-    held.send(ask("r1"))
+    held.send(go_ask("r1"))
     held.await_status("holding r1")
     held.release("r1")
     assert held.read(timeout=10)["type"] == "answer"  # no EOF needed
@@ -106,7 +97,7 @@ def test_answers_are_flushed_while_stdin_stays_open(held: Held) -> None:
 
 
 def test_asks_without_id_keep_arrival_order(held: Held) -> None:
-    held.send(ask(None), {"type": "bogus"})
+    held.send(go_ask(None), {"type": "bogus"})
     held.await_status("holding -")
     held.release("-")
     first, second = held.read(), held.read()
@@ -115,7 +106,7 @@ def test_asks_without_id_keep_arrival_order(held: Held) -> None:
 
 
 def test_cancel_aborts_the_pending_ask(held: Held) -> None:
-    held.send(ask("r1"), ask("r2"))
+    held.send(go_ask("r1"), go_ask("r2"))
     held.await_status("holding r1")
     held.await_status("holding r2")
     held.send({"type": "cancel", "id": "r1"}, {"type": "cancel", "id": "nope"})
@@ -129,15 +120,15 @@ def test_cancel_aborts_the_pending_ask(held: Held) -> None:
 
 
 def test_cancel_in_the_same_write_as_the_ask(held: Held) -> None:
-    held.send(ask("r1"), {"type": "cancel", "id": "r1"})
+    held.send(go_ask("r1"), {"type": "cancel", "id": "r1"})
     response = held.read()
     assert (response["id"], response["error"]["code"]) == ("r1", "ASK_ABORTED")
 
 
 def test_pending_id_cannot_be_reused_until_answered(held: Held) -> None:
-    held.send(ask("r1"))
+    held.send(go_ask("r1"))
     held.await_status("holding r1")
-    held.send(ask("r1"))
+    held.send(go_ask("r1"))
     duplicate = held.read()
     assert (duplicate["id"], duplicate["error"]["code"]) == ("r1", "BAD_REQUEST")
     assert "pending" in duplicate["error"]["message"]
@@ -148,14 +139,14 @@ def test_pending_id_cannot_be_reused_until_answered(held: Held) -> None:
     assert (unreadable["id"], unreadable["error"]["idInUse"]) == ("r1", True)
     held.release("r1")
     assert held.read()["type"] == "answer"
-    held.send(ask("r1"))
+    held.send(go_ask("r1"))
     held.await_status("holding r1")
     held.release("r1")
     assert held.read()["type"] == "answer"
 
 
 def test_timeout_aborts_the_ask(held: Held) -> None:
-    held.send(ask("slow", timeout=0.2))
+    held.send(go_ask("slow", timeout=0.2))
     held.await_status("holding slow")
     response = held.read()
     assert (response["id"], response["error"]["code"]) == ("slow", "ASK_ABORTED")
@@ -164,15 +155,15 @@ def test_timeout_aborts_the_ask(held: Held) -> None:
 
 def test_default_timeout_option() -> None:
     with Held("--timeout", "0.2") as held:
-        held.send(ask("r1"), ask("r2", timeout=600))
+        held.send(go_ask("r1"), go_ask("r2", timeout=600))
         held.await_status("holding r1")
         assert held.read()["id"] == "r1"
         held.release("r2")
         assert held.read() == {
             "type": "answer",
             "id": "r2",
-            "answers": [{"id": "q", "selected": ["Yes"]}],
-            "sources": {"q": "hold"},
+            "answers": [{"id": "go", "selected": ["Yes"]}],
+            "sources": {"go": "hold"},
         }
 
 
@@ -180,8 +171,8 @@ def test_unregister_aborts_that_agents_asks_only(held: Held) -> None:
     held.send(
         {"type": "register", "agent": {"id": "a1"}},
         {"type": "register", "agent": {"id": "a2"}},
-        ask("mine", agent={"id": "a1"}),
-        ask("other", agent={"id": "a2"}),
+        go_ask("mine", agent={"id": "a1"}),
+        go_ask("other", agent={"id": "a2"}),
     )
     held.await_status("holding mine")
     held.await_status("holding other")
@@ -189,7 +180,7 @@ def test_unregister_aborts_that_agents_asks_only(held: Held) -> None:
     response = held.read()
     assert (response["id"], response["error"]["code"]) == ("mine", "ASK_ABORTED")
     assert "unregistered" in response["error"]["message"]
-    held.send(ask("again", agent={"id": "a1"}))
+    held.send(go_ask("again", agent={"id": "a1"}))
     assert held.read()["error"]["code"] == "CALLER_NOT_LIVE"
     held.release("other")
     assert held.read()["id"] == "other"
@@ -200,7 +191,7 @@ def test_unregister_aborts_that_agents_asks_only(held: Held) -> None:
     [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)],
 )
 def test_signal_aborts_every_pending_ask(held: Held, signum: int, status: int) -> None:
-    held.send(ask("r1"), ask(None), ask("r2"))
+    held.send(go_ask("r1"), go_ask(None), go_ask("r2"))
     for key in ("r1", "-", "r2"):
         held.await_status(f"holding {key}")
     held.proc.send_signal(signum)
@@ -212,7 +203,7 @@ def test_signal_aborts_every_pending_ask(held: Held, signum: int, status: int) -
 
 
 def test_eof_waits_for_pending_asks(held: Held) -> None:
-    held.send(ask("r1"))
+    held.send(go_ask("r1"))
     held.close_stdin()
     held.await_status("holding r1")
     held.release("r1")

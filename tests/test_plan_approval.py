@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asks import ask
 from processes import USERQ, responses, run_userq
 from ptyterm import DOWN, ENTER, ESC, Term
 
@@ -133,13 +134,13 @@ CASES = [
 
 
 def request(case: Case) -> list[dict[str, Any]]:
-    ask: dict[str, Any] = {"id": "r1", "questions": [PLAN]}
+    extra: dict[str, Any] = {}
     if case.agent:
-        ask["agent"] = {"id": case.agent}
+        extra["agent"] = {"id": case.agent}
     if case.timeout:
-        ask["timeout"] = case.timeout
+        extra["timeout"] = case.timeout
     register = [{"type": "register", "agent": {"id": case.agent}}] if case.agent else []
-    return [*register, ask]
+    return [*register, ask("r1", PLAN, **extra)]
 
 
 def preseeded(case: Case, tmp_path: Path) -> dict[str, Any]:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 from pathlib import Path
 
 import pexpect
 import pytest
-from processes import USERQ, clean_env, run_command
+from processes import USERQ, clean_env, run_command, run_script
 from ptyterm import ENTER, P, Term
 
 
@@ -182,15 +181,9 @@ def test_confirm_exit_status(answer: str, status: int, stdout: str) -> None:
 
 
 def test_confirm_custom_labels_in_a_shell_if() -> None:
-    result = subprocess.run(
+    result = run_script(
         'if userq confirm "Ship it?" --yes Ship --no Wait; then echo shipped; else echo waiting; fi',
-        shell=True,
-        capture_output=True,
-        text=True,
-        env=clean_env({"USERQ_ANSWER_CONFIRM": "Ship"}),
-        start_new_session=True,
-        timeout=60,
-        check=False,
+        env={"USERQ_ANSWER_CONFIRM": "Ship"},
     )
     assert result.stdout == "shipped\n"
 

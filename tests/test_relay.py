@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shlex
 import socket
 import sys
@@ -21,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import USERQ, LineReader, Serve, responses, run_userq
-from ptyterm import ENTER, P, Term, answers_of, ask, question
+from asks import GO, answers_of, ask, error_of, go_ask, question
+from processes import USERQ, LineReader, Serve, ends_within, responses, run_userq
+from ptyterm import ENTER, P, Term
 from quick_relay_userq import QUICK
 
 from userq_cli._protocol.limits import MAX_AGENTS
@@ -36,14 +36,6 @@ HOLDING_PEER = (
 PEER_USERQ = shlex.quote(USERQ)
 # userq with short relay grace periods, for the peers that hang or linger.
 QUICK_USERQ = [sys.executable, str(TESTS / "quick_relay_userq.py"), "serve"]
-
-
-def go_ask(ask_id: str, **extra: Any) -> dict[str, Any]:
-    return ask(ask_id, question("go", "Deploy?", "Yes", "No"), **extra)
-
-
-def error_of(response: dict[str, Any]) -> tuple[str, str]:
-    return response["error"]["code"], response["error"]["message"]
 
 
 class Fifo:
@@ -91,16 +83,7 @@ def got(status: Fifo) -> dict[str, Any]:
 
 
 def await_exit(pid: int, timeout: float) -> None:
-    """Wait for process ``pid`` to end, on a pidfd's readiness."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return  # gone already
-    try:
-        ready, _, _ = select.select([fd], [], [], timeout)
-        assert ready, f"process {pid} still runs after {timeout}s"
-    finally:
-        os.close(fd)
+    assert ends_within(pid, timeout), f"process {pid} still runs after {timeout}s"
 
 
 # --- a second userq as the peer ----------------------------------------------
@@ -135,7 +118,7 @@ def test_relay_to_a_second_userq_with_its_own_answers_file(tmp_path: Path) -> No
 def test_the_peer_gets_only_the_open_questions(tmp_path: Path) -> None:
     (tmp_path / "peer.toml").write_text('[answers]\nname = "from the peer"\n')
     peer = f"{PEER_USERQ} serve --answers {shlex.quote(str(tmp_path / 'peer.toml'))}"
-    both = ask("r1", question("go", "Deploy?", "Yes", "No"), question("name", "Name?"))
+    both = ask("r1", GO, question("name", "Name?"))
     result = run_userq([both], "--relay", peer, env={"USERQ_ANSWER_GO": "Yes"})
     (answer,) = responses(result)
     assert answer["sources"] == {"go": "env", "name": "relay"}
@@ -436,12 +419,12 @@ def test_fields_userq_does_not_know_reach_the_peer_unchanged(status: Fifo) -> No
     # The reference harness sends intent.callId; other harnesses add fields of
     # their own. userq ignores them, and passes them on as they came.
     args, env = fake_relay(status, "answer", '{"selected": ["Yes"]}')
-    plan = question("go", "Deploy?", "Yes", "No")
-    plan.update(
-        detail="1. Build\n2. Ship",
-        intent={"kind": "plan-review", "approve": "Yes", "callId": "toolu_01", "x": [1, {}]},
-        extension={"nested": {"deep": True}},
-    )
+    plan = {
+        **GO,
+        "detail": "1. Build\n2. Ship",
+        "intent": {"kind": "plan-review", "approve": "Yes", "callId": "toolu_01", "x": [1, {}]},
+        "extension": {"nested": {"deep": True}},
+    }
     with Serve("--answerers", "relay", *args, env=env) as serve:
         serve.send(ask("r1", plan, timeout=30))
         assert answers_of(serve.read()) == {"go": {"selected": ["Yes"]}}

@@ -14,42 +14,27 @@ import json
 import os
 import shlex
 import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from processes import USERQ, LineReader, Serve, clean_env, process_state
-from ptyterm import error_code
+from asks import ask, error_code, question
+from processes import USERQ, LineReader, Serve, ends_within, run_userq
 
 from userq_cli._answerers._peer_link import GRACE
 
-ASK = {"id": "g", "questions": [{"id": "x", "question": "Name?"}]}
+ASK = ask("g", question("x", "Name?"))
 FIGURE = "relay peers stopped with their whole process group, no traceback"
 HELLO = {"type": "hello", "protocol": 1, "version": "x", "answerers": ["x"], "interactive": True}
 
 
-def gone(pid: int, timeout: float = 10) -> bool:
-    """Whether ``pid`` exits within ``timeout`` (no such process, or a zombie
-    its new parent has not reaped): a SIGKILL takes a moment to act on a busy
-    machine. Polled: a stranger's exit cannot be awaited."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process_state(pid) in (None, "Z", "X"):
-            return True
-        time.sleep(0.02)
-    return False
+def gone(pid: int) -> bool:
+    """Whether ``pid`` ends within 10 s: a SIGKILL takes a moment to act on
+    a busy machine."""
+    return ends_within(pid, 10)
 
 
 def relay(peer: str, tmp_path: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(
-        [USERQ, "--answerers", "relay", "--relay", f"sh -c {shlex.quote(peer)}"],
-        input=json.dumps(ASK).encode() + b"\n",
-        capture_output=True,
-        env=clean_env(),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
+    return run_userq([ASK], "--answerers", "relay", "--relay", f"sh -c {shlex.quote(peer)}")
 
 
 def test_a_peer_child_holding_its_stdout_is_stopped_without_a_traceback(

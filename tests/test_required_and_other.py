@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import USERQ, clean_env, responses, run_command, run_userq
-from ptyterm import ENTER, Term
+from asks import ask, error_code
+from processes import USERQ, responses, run_command, run_script, run_userq
+from ptyterm import ENTER, Term, typed
 from test_listener import FakeListener, asker
 
 
@@ -32,15 +33,7 @@ def test_a_skipped_ask_stops_a_script() -> None:
     )
 
     def run(answer: str) -> tuple[int, str]:
-        result = subprocess.run(
-            ["sh", "-c", script],
-            capture_output=True,
-            text=True,
-            env=clean_env({"USERQ_ANSWER_ASK": answer}),
-            start_new_session=True,
-            timeout=60,
-            check=False,
-        )
+        result = run_script(script, env={"USERQ_ANSWER_ASK": answer})
         return result.returncode, result.stdout
 
     assert run("null") == (6, "")
@@ -141,17 +134,9 @@ MULTI_PLAN = {
 }
 
 
-def ask(*questions: dict[str, Any]) -> dict[str, Any]:
-    return {"id": "r1", "questions": list(questions)}
-
-
 def only(result: subprocess.CompletedProcess[bytes]) -> dict[str, Any]:
     (response,) = responses(result)
     return response
-
-
-def error_code(response: dict[str, Any]) -> str | None:
-    return response["error"]["code"] if response["type"] == "error" else None
 
 
 @pytest.mark.parametrize(
@@ -159,7 +144,7 @@ def error_code(response: dict[str, Any]) -> str | None:
     ['["Approve", "Request changes"]', '{"selected": ["Split it", "Approve"]}'],
 )
 def test_approval_with_another_label_is_bad_from_env(value: str) -> None:
-    response = only(run_userq([ask(MULTI_PLAN)], env={"USERQ_ANSWER_PLAN": value}))
+    response = only(run_userq([ask("r1", MULTI_PLAN)], env={"USERQ_ANSWER_PLAN": value}))
     assert error_code(response) == "BAD_ANSWER", response
     assert "alone" in response["error"]["message"]
 
@@ -169,14 +154,14 @@ def test_approval_alone_and_other_labels_together_fit() -> None:
         ('["Approve"]', [APPROVE]),
         ('["Split it", "Request changes"]', ["Request changes", "Split it"]),
     ):
-        response = only(run_userq([ask(MULTI_PLAN)], env={"USERQ_ANSWER_PLAN": value}))
+        response = only(run_userq([ask("r1", MULTI_PLAN)], env={"USERQ_ANSWER_PLAN": value}))
         assert response["answers"][0]["selected"] == selected, response
 
 
 def test_approval_with_another_label_is_bad_from_a_file(tmp_path: Path) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps({"answers": {"plan": [APPROVE, "Split it"]}}))
-    response = only(run_userq([ask(MULTI_PLAN)], "--answers", str(answers)))
+    response = only(run_userq([ask("r1", MULTI_PLAN)], "--answers", str(answers)))
     assert error_code(response) == "BAD_ANSWER", response
 
 
@@ -185,7 +170,9 @@ def test_approval_with_another_label_is_bad_from_a_relay_peer() -> None:
     # this side's chain checks the answer like any other.
     peer = f"{shlex.quote(USERQ)} serve --answerers env"
     env = {"USERQ_ANSWER_PLAN": '["Approve", "Split it"]'}
-    response = only(run_userq([ask(MULTI_PLAN)], "--answerers", "relay", "--relay", peer, env=env))
+    response = only(
+        run_userq([ask("r1", MULTI_PLAN)], "--answerers", "relay", "--relay", peer, env=env)
+    )
     assert error_code(response) == "BAD_ANSWER", response
 
 
@@ -194,7 +181,7 @@ def test_required_skip_is_bad_from_a_relay_peer() -> None:
     question = {"id": "name", "question": "Name?", "required": True}
     response = only(
         run_userq(
-            [ask(question)], "--answerers", "relay", "--relay", peer,
+            [ask("r1", question)], "--answerers", "relay", "--relay", peer,
             env={"USERQ_ANSWER_NAME": "null"},
         )
     )  # fmt: skip
@@ -210,16 +197,16 @@ def test_defaults_pass_a_required_question_on_rather_than_skip_it() -> None:
     }
     text = {"id": "name", "question": "Name?"}
     # Not required: the policy skips both.
-    response = only(run_userq([ask(multi, text)], "--defaults"))
+    response = only(run_userq([ask("r1", multi, text)], "--defaults"))
     assert [a["selected"] for a in response["answers"]] == [[], []]
     # Required: the policy's skip does not fit, so it passes them on.
     required = [{**multi, "required": True}, {**text, "required": True}]
-    response = only(run_userq([ask(*required)], "--answerers", "defaults"))
+    response = only(run_userq([ask("r1", *required)], "--answerers", "defaults"))
     assert error_code(response) == "NO_PROVIDER", response
     assert "required" in response["error"]["message"]
     # A required single-select has a policy answer that is no skip.
     single = {**multi, "multiSelect": False, "required": True}
-    response = only(run_userq([ask(single)], "--defaults"))
+    response = only(run_userq([ask("r1", single)], "--defaults"))
     assert response["answers"][0]["selected"] == ["lint"]
 
 
@@ -229,7 +216,7 @@ def test_defaults_never_tick_the_approving_label() -> None:
         "intent": {"kind": "review", "approve": "Approve (Recommended)"},
         "options": [{"label": "Approve (Recommended)"}, {"label": "Split it (Recommended)"}],
     }
-    response = only(run_userq([ask(recommended)], "--answerers", "defaults"))
+    response = only(run_userq([ask("r1", recommended)], "--answerers", "defaults"))
     assert error_code(response) == "NO_PROVIDER", response  # an approval: passed on
 
 
@@ -240,7 +227,7 @@ def test_allow_other_false_with_only_the_approving_option_is_bad_intent() -> Non
         "allowOther": False,
         "options": [{"label": APPROVE}],
     }
-    response = only(run_userq([ask(question)], env={"USERQ_ANSWER_PLAN": APPROVE}))
+    response = only(run_userq([ask("r1", question)], env={"USERQ_ANSWER_PLAN": APPROVE}))
     assert error_code(response) == "BAD_INTENT", response
     assert "decline" in response["error"]["message"]
 
@@ -248,7 +235,7 @@ def test_allow_other_false_with_only_the_approving_option_is_bad_intent() -> Non
 def test_extensions_must_be_booleans() -> None:
     for field in ("required", "allowOther"):
         question = {"id": "q", "question": "?", field: None}
-        response = only(run_userq([ask(question)], env={"USERQ_ANSWER_Q": "x"}))
+        response = only(run_userq([ask("r1", question)], env={"USERQ_ANSWER_Q": "x"}))
         assert error_code(response) == "BAD_REQUEST", response
         assert field in response["error"]["message"]
 
@@ -274,17 +261,8 @@ def test_the_python_names_are_snake_case_and_the_wire_camel_case() -> None:
 
 
 def on_pty(tmp_path: Path, args: str, *steps: tuple[str, str]) -> tuple[int, str]:
-    """``userq ask ARGS`` on a pty; each step waits for its text on screen,
-    then types its keys. The exit status and what it printed."""
-    out = tmp_path / "out.txt"
-    term = Term(f"{shlex.quote(USERQ)} ask {args} > {out}")
-    try:
-        for wanted, keys in steps:
-            term.wait_for(wanted)
-            term.child.send(keys)
-        return term.wait_exit(), out.read_text()
-    finally:
-        term.close()
+    """``userq ask ARGS`` on a pty (`typed`)."""
+    return typed(tmp_path, f"{shlex.quote(USERQ)} ask {args}", *steps)
 
 
 def test_a_skip_at_the_prompt_exits_6(tmp_path: Path) -> None:
@@ -343,9 +321,9 @@ def test_the_listeners_answer_is_held_to_the_same_rules(tmp_path: Path) -> None:
     listener = EveryLabelListener(tmp_path / "s")
     try:
         with asker(tmp_path / "s", "listener") as serve:
-            serve.send(ask(MULTI_PLAN))
+            serve.send(ask("r1", MULTI_PLAN))
             first = serve.read()
-            serve.send(ask({"id": "name", "question": "Name?", "required": True}))
+            serve.send(ask("r1", {"id": "name", "question": "Name?", "required": True}))
             second = serve.read()
             assert error_code(first) == "BAD_ANSWER" and "alone" in first["error"]["message"]
             assert error_code(second) == "BAD_ANSWER" and "required" in second["error"]["message"]

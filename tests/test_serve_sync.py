@@ -7,10 +7,11 @@ import signal
 import subprocess
 
 import pytest
+from asks import ask, go_ask, question
 from processes import USERQ, Serve, clean_env
-from test_pending_asks import Held, ask
+from test_pending_asks import Held
 
-KNOWN = [{"id": "known", "question": "Name?"}]  # answered by USERQ_ANSWER_KNOWN
+KNOWN = question("known", "Name?")  # answered by USERQ_ANSWER_KNOWN
 
 
 @pytest.mark.parametrize(
@@ -18,10 +19,10 @@ KNOWN = [{"id": "known", "question": "Name?"}]  # answered by USERQ_ANSWER_KNOWN
     [(signal.SIGTERM, 143), (signal.SIGINT, 130), (signal.SIGHUP, 129)],
 )
 def test_a_signal_ends_a_preseeded_session_blocked_in_its_read(signum: int, status: int) -> None:
-    with Serve("--answerers", "env", env={"USERQ_ANSWER_Q": "Yes"}) as serve:
-        serve.send(ask("r1"))
+    with Serve("--answerers", "env", env={"USERQ_ANSWER_GO": "Yes"}) as serve:
+        serve.send(go_ask("r1"))
         # Answered while stdin stays open: nothing is held back for more input.
-        assert serve.read()["answers"] == [{"id": "q", "selected": ["Yes"]}]
+        assert serve.read()["answers"] == [{"id": "go", "selected": ["Yes"]}]
         serve.proc.send_signal(signum)
         assert serve.wait() == status
         assert serve.stderr() == ""
@@ -30,20 +31,20 @@ def test_a_signal_ends_a_preseeded_session_blocked_in_its_read(signum: int, stat
 def test_the_event_loop_takes_over_at_the_first_ask_that_must_wait() -> None:
     # Held's argv names --answerers hold; this later one wins.
     with Held("--answerers", "env,hold", env={"USERQ_ANSWER_KNOWN": "k"}) as held:
-        held.send(ask("early", questions=KNOWN), ask("waits"), ask("late", questions=KNOWN))
+        held.send(ask("early", KNOWN), go_ask("waits"), ask("late", KNOWN))
         assert held.read()["id"] == "early"
         held.await_status("holding waits")
         late = held.read()  # answered at once, while "waits" still waits
         assert (late["id"], late["sources"]) == ("late", {"known": "env"})
         held.release("waits")
-        assert held.read()["sources"] == {"q": "hold"}
+        assert held.read()["sources"] == {"go": "hold"}
         held.close_stdin()
         assert held.wait() == 0
 
 
 def test_a_signal_after_the_handover_aborts_the_waiting_ask() -> None:
     with Held("--answerers", "env,hold", env={"USERQ_ANSWER_KNOWN": "k"}) as held:
-        held.send(ask("early", questions=KNOWN), ask("waits"))
+        held.send(ask("early", KNOWN), go_ask("waits"))
         assert held.read()["id"] == "early"
         held.await_status("holding waits")
         held.proc.send_signal(signal.SIGTERM)
@@ -58,7 +59,7 @@ def test_a_signal_while_a_batch_is_written_stops_the_ask_that_would_wait() -> No
     # ask after the batch, which would otherwise have waited for ever.
     long_text = "x" * 500
     with Held("--answerers", "env,hold", env={"USERQ_ANSWER_KNOWN": long_text}) as held:
-        held.send(*(ask(f"k{n}", questions=KNOWN) for n in range(200)), ask("waits"))
+        held.send(*(ask(f"k{n}", KNOWN) for n in range(200)), go_ask("waits"))
         assert held.read()["id"] == "k0"  # the write has begun, and cannot finish yet
         held.proc.send_signal(signal.SIGTERM)
         rest = held.read_all()
@@ -76,7 +77,7 @@ def test_a_failing_stdout_is_said_and_stops_the_session(chain: list[str]) -> Non
     with open("/dev/full", "wb") as full:
         result = subprocess.run(
             [USERQ, *chain],
-            input=json.dumps(ask("r1", questions=KNOWN)).encode() + b"\n",
+            input=json.dumps(ask("r1", KNOWN)).encode() + b"\n",
             stdout=full,
             stderr=subprocess.PIPE,
             env=clean_env({"USERQ_ANSWER_KNOWN": "k"}),

@@ -10,12 +10,13 @@ BAD_REQUEST naming it; the figures section prints each peak with its limit.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -53,34 +54,57 @@ def many_registrations() -> Iterator[bytes]:
         )
 
 
-def big_asks(count: int = 100) -> Iterator[bytes]:
-    """Asks of 1 MB each that end by themselves (``timeout``) if they wait."""
-    for n in range(count):
+ASKS = 100
+ASK_IDS = [f"r{n}" for n in range(ASKS)]
+
+
+def big_asks(count: int = ASKS, timeout: float = 120) -> Iterator[bytes]:
+    """Asks of 1 MB each; ``timeout``: a bound on what the test waits for
+    should an ask never end otherwise."""
+    for ask_id in ASK_IDS[:count]:
         question = {"id": "plan", "question": "Apply?", "detail": "x" * (MB - 200)}
-        ask = {"id": f"r{n}", "timeout": 3, "questions": [question]}
+        ask = {"id": ask_id, "timeout": timeout, "questions": [question]}
         yield json.dumps(ask).encode() + b"\n"
 
 
-def counted(stdout: int) -> dict[str, int]:
-    """Every response left on ``stdout``, counted by type or error code,
-    read in chunks: a million of them are too many to decode one by one."""
-    counts: dict[str, int] = {}
+def cancels() -> Iterator[bytes]:
+    """A cancel for each of the asks: sent after the last ask, so that none
+    of them ends (and frees its bytes) before all have been read."""
+    yield b"".join(b'{"type":"cancel","id":"%s"}\n' % ask_id.encode() for ask_id in ASK_IDS)
+
+
+def counted(stdout: int) -> dict[str, list[str | None]]:
+    """Every response left on ``stdout``, by type or error code: the id of
+    each, in order. Read in chunks: a million responses are too many to
+    decode one by one."""
+    outcomes: dict[str, list[str | None]] = {}
     rest = b""
     while chunk := os.read(stdout, 1 << 20):
         *lines, rest = (rest + chunk).split(b"\n")
         for line in lines:
             response = json.loads(line)
             kind = response["error"]["code"] if "error" in response else response["type"]
-            counts[kind] = counts.get(kind, 0) + 1
+            outcomes.setdefault(kind, []).append(response.get("id"))
     assert rest == b""
-    return counts
+    return outcomes
+
+
+def held_up_to_the_limit(outcomes: dict[str, list[str | None]]) -> None:
+    """What the byte limit must make of the 100 asks of `big_asks`, none of
+    which ends before the last has been read (`cancels`): every ask has one
+    response, cancelled or refused; the asks that fit were held and every
+    later one was refused, so never more than the limit was held."""
+    held, refused = outcomes.pop("ASK_ABORTED", []), outcomes.pop("BAD_REQUEST", [])
+    assert not outcomes, f"neither held nor refused: {outcomes}"
+    assert sorted(held + refused) == sorted(ASK_IDS), "an ask without one response"
+    assert set(held) == set(ASK_IDS[:ACCEPTED]), f"held {held}, where {ACCEPTED} MB fit"
 
 
 def run_measured(
-    tmp_path: Path, lines: Iterator[bytes], *args: str
-) -> tuple[int, dict[str, int], bytes]:
+    tmp_path: Path, lines: Iterable[bytes], *args: str
+) -> tuple[int, dict[str, list[str | None]], bytes]:
     """userq under peak_rss.py with ``lines`` on its stdin: its peak RSS in
-    bytes, its responses counted, its stderr."""
+    bytes, its responses (`counted`), its stderr."""
     report = tmp_path / "peak"
     proc = subprocess.Popen(
         [sys.executable, PEAK_RSS, str(report), "--", USERQ, *args],
@@ -91,15 +115,15 @@ def run_measured(
         start_new_session=True,
     )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    counts: dict[str, int] = {}
-    reader = threading.Thread(target=lambda: counts.update(counted(proc.stdout.fileno())))
+    outcomes: dict[str, list[str | None]] = {}
+    reader = threading.Thread(target=lambda: outcomes.update(counted(proc.stdout.fileno())))
     reader.start()
     for data in lines:
         proc.stdin.write(data)
     proc.stdin.close()
     reader.join(240)
     assert proc.wait(60) == 0
-    return int(report.read_text()) << 10, counts, proc.stderr.read()
+    return int(report.read_text()) << 10, outcomes, proc.stderr.read()
 
 
 def report(figure: Callable[[str], None], case: str, peak: int, target: int) -> None:
@@ -110,8 +134,8 @@ def report(figure: Callable[[str], None], case: str, peak: int, target: int) -> 
 def test_registering_1_mb_agent_ids_is_refused_in_bounded_memory(
     tmp_path: Path, figure: Callable[[str], None]
 ) -> None:
-    peak, counts, stderr = run_measured(tmp_path, big_registrations(), "--answerers", "env")
-    assert counts == {"BAD_REQUEST": 300}
+    peak, outcomes, stderr = run_measured(tmp_path, big_registrations(), "--answerers", "env")
+    assert {kind: len(ids) for kind, ids in outcomes.items()} == {"BAD_REQUEST": 300}
     assert peak < REGISTER_TARGET and stderr == b""
     report(figure, f"300 registers, 1 MB ids (limit {MAX_AGENT_TEXT} chars)", peak, REGISTER_TARGET)
 
@@ -120,8 +144,11 @@ def test_registering_1_mb_agent_ids_is_refused_in_bounded_memory(
 def test_a_million_registrations_stop_at_the_agent_limit(
     tmp_path: Path, figure: Callable[[str], None]
 ) -> None:
-    peak, counts, stderr = run_measured(tmp_path, many_registrations(), "--answerers", "env")
-    assert counts == {"BAD_REQUEST": 1_000_000 - MAX_AGENTS}
+    peak, outcomes, stderr = run_measured(tmp_path, many_registrations(), "--answerers", "env")
+    # Registrations never end by themselves: the count is the limit's alone.
+    assert {kind: len(ids) for kind, ids in outcomes.items()} == {
+        "BAD_REQUEST": 1_000_000 - MAX_AGENTS
+    }
     assert peak < REGISTER_TARGET and stderr == b""
     report(figure, f"1 M registrations (limit {MAX_AGENTS} agents)", peak, REGISTER_TARGET)
 
@@ -157,15 +184,15 @@ ACCEPTED = MAX_PENDING_BYTES // MB
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
     "peer",
-    ["sh -c 'cat >/dev/null'", "sh -c 'exec sleep 60'"],
+    ["sh -c 'cat >/dev/null'", "sh -c 'exec sleep 600'"],
     ids=["a relay peer that reads", "a relay peer that never reads"],
 )
 def test_100_pending_1_mb_asks_at_a_relay_stay_bounded(
     tmp_path: Path, figure: Callable[[str], None], peer: str
 ) -> None:
     args = ("--answerers", "relay", "--relay", peer)
-    peak, counts, _ = run_measured(tmp_path, big_asks(), *args)
-    assert counts == {"BAD_REQUEST": 100 - ACCEPTED, "ASK_ABORTED": ACCEPTED}
+    peak, outcomes, _ = run_measured(tmp_path, itertools.chain(big_asks(), cancels()), *args)
+    held_up_to_the_limit(outcomes)
     assert peak < PENDING_TARGET
     report(figure, f"100 pending 1 MB asks, {peer}", peak, PENDING_TARGET)
 
@@ -177,17 +204,19 @@ def test_100_pending_1_mb_asks_at_the_prompt_stay_bounded(
     report_file = tmp_path / "peak"
     program = [sys.executable, PEAK_RSS, str(report_file), "--", USERQ]
     with Session(tmp_path, "serve", "--answerers", "tty", program=program) as session:
-        writer = threading.Thread(target=lambda: session.send(*big_asks()))
+        writer = threading.Thread(target=lambda: session.send(*big_asks(), *cancels()))
         writer.start()
         session.term.wait_for("Apply?")
         writer.join(120)
         session.close_stdin()
         out = session.read_all(timeout=120)
         assert session.term.wait_exit(60) == 0
-    codes = [response["error"]["code"] for response in out]
-    assert sorted(codes) == ["ASK_ABORTED"] * ACCEPTED + ["BAD_REQUEST"] * (100 - ACCEPTED)
+    outcomes: dict[str, list[str | None]] = {}
+    for response in out:
+        outcomes.setdefault(response["error"]["code"], []).append(response["id"])
     refused = next(r for r in out if r["error"]["code"] == "BAD_REQUEST")
     assert f"{MAX_PENDING_BYTES}-byte limit" in refused["error"]["message"]
+    held_up_to_the_limit(outcomes)
     peak = int(report_file.read_text()) << 10
     assert peak < PENDING_TARGET
     report(figure, "100 pending 1 MB asks at the prompt", peak, PENDING_TARGET)
@@ -208,8 +237,8 @@ def test_asks_wait_for_a_relay_peer_that_does_not_read(tmp_path: Path) -> None:
         start_new_session=True,
     )
     assert proc.stdin is not None and proc.stdout is not None
-    for ask in big_asks(ACCEPTED):
-        proc.stdin.write(ask.replace(b'"timeout": 3', b'"timeout": 1'))
+    for ask in big_asks(ACCEPTED, timeout=1):
+        proc.stdin.write(ask)
     proc.stdin.flush()
     responses = [json.loads(proc.stdout.readline()) for _ in range(ACCEPTED)]
     assert {r["error"]["code"] for r in responses} == {"ASK_ABORTED"}

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asks import ask, error_code, question
 from processes import USERQ, LineReader
-from ptyterm import Term, ask, error_code, question
+from ptyterm import Term
 from test_pending_asks import Held
 
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP]

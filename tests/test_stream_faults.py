@@ -15,15 +15,16 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from processes import USERQ, LineReader, clean_env, responses, run_userq
-from test_pending_asks import Held, ask
+from asks import ask, go_ask, question
+from processes import USERQ, LineReader, clean_env, responses, run_script, run_userq
+from test_pending_asks import Held
 
 PEAK_RSS = str(Path(__file__).with_name("peak_rss.py"))
 LIMIT = 1 << 20  # the default --max-line-bytes
 HUGE = 100 << 20  # the 100 MiB line
 TRICKLE = 4096  # bytes per write: the line arrives in 25,600 small pieces
 HELLO = b'{"type":"hello"}\n'
-ASK = {"id": "after", "questions": [{"id": "q", "question": "Name?"}]}
+ASK = ask("after", question("q", "Name?"))
 
 
 def peak_kib(tmp_path: Path, feed: Callable[[subprocess.Popen[bytes]], None]) -> tuple[int, list]:
@@ -94,7 +95,7 @@ def test_a_stream_cut_mid_line_gets_bad_request_for_the_fragment(fragment: bytes
 
 def test_the_reader_leaving_mid_session_is_a_quiet_exit() -> None:
     with Held() as held:
-        held.send(ask("r1"), ask("r2"))
+        held.send(go_ask("r1"), go_ask("r2"))
         held.await_status("holding r1")
         held.await_status("holding r2")
         held.release("r1")
@@ -148,34 +149,16 @@ def test_stdin_dev_null_is_an_empty_session() -> None:
 
 
 def test_stdout_closed_at_start_is_a_startup_error() -> None:
-    result = subprocess.run(
-        f"exec {USERQ} >&-",
-        shell=True,
-        input=HELLO,
-        stderr=subprocess.PIPE,
-        env=clean_env(),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
+    result = run_script("exec userq >&-", stdin=HELLO.decode())
     assert result.returncode == 2
-    assert result.stderr == b"userq: stdout is closed: there is nowhere to write answers\n"
+    assert result.stderr == "userq: stdout is closed: there is nowhere to write answers\n"
 
 
 def test_stderr_closed_keeps_diagnostics_off_stdout(tmp_path: Path) -> None:
     # Regression: with fd 2 closed, print(file=sys.stderr) is print(file=None),
     # which writes to stdout: a startup message landed among the protocol lines.
-    result = subprocess.run(
-        f"exec {USERQ} --answers {tmp_path}/missing.toml 2>&-",
-        shell=True,
-        input=HELLO,
-        stdout=subprocess.PIPE,
-        env=clean_env(),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
-    assert (result.returncode, result.stdout) == (2, b"")
+    result = run_script(f"exec userq --answers {tmp_path}/missing.toml 2>&-", stdin=HELLO.decode())
+    assert (result.returncode, result.stdout) == (2, "")
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from asks import ask, error_code, question
 from processes import USERQ
-from ptyterm import Session, Term, ask, error_code, question
+from ptyterm import Session, Term
 
 MODES = {"full-screen": [], "plain": ["--plain"]}
 FIGURE = "terminal dropped under a prompt, stderr on it: responses lost 0, exit 129"

@@ -7,20 +7,17 @@ import sys
 import termios
 from pathlib import Path
 
+from asks import ask, question
 from ptyterm import Session
 
 CRASHING_USERQ = [sys.executable, str(Path(__file__).with_name("crashing_userq.py"))]
-ASK = {
-    "questions": [
-        {"id": "c", "question": "Colour?", "options": [{"label": "Red"}, {"label": "Blue"}]}
-    ]
-}
+COLOUR = question("c", "Colour?", "Red", "Blue")
 
 
 def test_a_crash_in_the_prompt_restores_the_terminal(tmp_path: Path) -> None:
     with Session(tmp_path, "serve", "--answerers", "env,tty", program=CRASHING_USERQ) as session:
         before = session.term.settings()
-        session.send({**ASK, "id": "r1"})
+        session.send(ask("r1", COLOUR))
         session.term.wait_for("2. Blue")
         during = session.term.settings()
         assert not during[3] & termios.ICANON  # raw while the prompt is up
@@ -32,7 +29,7 @@ def test_a_crash_in_the_prompt_restores_the_terminal(tmp_path: Path) -> None:
         session.term.wait_gone("2. Blue")
         assert b"Traceback" not in session.term.raw
         # The loop goes on: the next ask is answered at a fresh prompt.
-        session.send({**ASK, "id": "r2"})
+        session.send(ask("r2", COLOUR))
         session.term.wait_for("2. Blue")
         session.term.press("2")
         assert session.read()["answers"] == [{"id": "c", "selected": ["Blue"]}]

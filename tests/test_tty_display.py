@@ -8,21 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ptyterm import (
-    CURSOR_MOVEMENT,
-    DOWN,
-    END,
-    ENTER,
-    ESC,
-    HOME,
-    PGDN,
-    SHIFT_TAB,
-    UP,
-    P,
-    ask,
-    error_code,
-    question,
-)
+from asks import ask, error_code, question
+from ptyterm import CURSOR_MOVEMENT, DOWN, END, ENTER, ESC, HOME, PGDN, SHIFT_TAB, UP, P
 from test_tty_e2e import batch, finish, only_answer, run
 
 PLAN = "\n".join(

@@ -12,25 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asks import answers_of, ask, error_code, question
 from processes import USERQ, loaded_names, probe_argv
-from ptyterm import (
-    BACKSPACE,
-    CTRL_C,
-    DOWN,
-    END,
-    ENTER,
-    ESC,
-    HOME,
-    LEFT,
-    PGDN,
-    UP,
-    P,
-    Term,
-    answers_of,
-    ask,
-    error_code,
-    question,
-)
+from ptyterm import BACKSPACE, CTRL_C, DOWN, END, ENTER, ESC, HOME, LEFT, PGDN, UP, P, Term
 
 COLOURS = ["Red", "Green", "Blue"]
 

@@ -3,8 +3,8 @@ imported only when a question actually reaches the prompt."""
 
 from __future__ import annotations
 
+from asks import ask, error_code, question
 from processes import loaded_modules, responses, run_userq
-from ptyterm import ask, error_code, question
 
 
 def test_no_controlling_terminal_is_no_provider() -> None:

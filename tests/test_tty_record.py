@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from asks import answers_of, ask, question
 from processes import responses, run_userq
-from ptyterm import ENTER, Session, answers_of, ask, question
+from ptyterm import ENTER, Session
 
 from userq_cli._answerers.answers_file import load_file
 from userq_cli._protocol.answer_values import ExplicitAnswer

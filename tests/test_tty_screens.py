@@ -16,8 +16,9 @@ from typing import Any
 
 import pyte
 import pytest
+from asks import ask, question
 from processes import USERQ
-from ptyterm import CTRL_C, ENTER, ESC, TIMEOUT, P, Term, ask, question
+from ptyterm import CTRL_C, ENTER, ESC, TIMEOUT, P, Term
 
 PLAN_WITH_TABLE = """# Rollout
 

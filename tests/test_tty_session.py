@@ -13,19 +13,8 @@ import termios
 from pathlib import Path
 
 import pytest
-from ptyterm import (
-    DOWN,
-    ENTER,
-    TIMEOUT,
-    P,
-    Session,
-    answers_of,
-    ask,
-    comparable,
-    error_code,
-    parse_stty,
-    question,
-)
+from asks import answers_of, ask, error_code, question
+from ptyterm import DOWN, ENTER, TIMEOUT, P, Session, comparable, parse_stty
 
 
 def colours(rid: str, text: str = "Favourite colour?", **extra: object) -> dict[str, object]:

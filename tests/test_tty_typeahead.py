@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from asks import answers_of, ask, question
 from processes import USERQ
-from ptyterm import CTRL_C, DOWN, ENTER, TIMEOUT, Term, answers_of, ask, question
+from ptyterm import CTRL_C, DOWN, ENTER, TIMEOUT, Term
 
 from userq_cli._runtime.exit_status import ExitStatus
 
