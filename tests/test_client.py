@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import pexpect
 import pytest
@@ -542,6 +543,33 @@ def test_interrupting_a_sync_ask_cancels_it(hold: Hold) -> None:
         hold.expect("dropped k")
         hold.release("next")
         assert session.ask(DEPLOY, id="next").answers[0].selected == ["Yes"]
+
+
+def test_an_interrupt_just_after_the_ask_is_handed_over_still_withdraws_it(
+    hold: Hold, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C in the instant between handing the ask to the session's thread
+    and waiting for it (the signal raised there, at once) still withdraws
+    the ask: its prompt must not stay up until the session closes."""
+    import userq_cli.client as client
+
+    with Session(answerers="hold", env=hold.env, command=hold.command) as session:
+        loop = session._loop
+        assert loop is not None
+        handed_over = loop.call_soon_threadsafe
+
+        def then_interrupted(callback: Any, *args: Any) -> Any:
+            handle = handed_over(callback, *args)
+            if callback is client._run_into:
+                hold.expect("holding k")  # handed over, and on its way to the human
+                raise KeyboardInterrupt
+            return handle
+
+        monkeypatch.setattr(loop, "call_soon_threadsafe", then_interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            session.ask(DEPLOY, id="k")
+        monkeypatch.undo()
+        hold.expect("dropped k")
 
 
 def test_sync_session_is_reaped_without_leaks() -> None:

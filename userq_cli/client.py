@@ -524,16 +524,49 @@ class Session:
             loop.close()
 
     def _call(self, coroutine: Coroutine[Any, Any, _T]) -> _T:
-        with self._lock:
-            if self._loop is None:
-                coroutine.close()
-                raise RuntimeError("the session is not open: use `with Session() as session`")
-            future = asyncio.run_coroutine_threadsafe(coroutine, self._loop)
+        """Run ``coroutine`` in the session's loop and wait for its result.
+        The future exists before the coroutine is handed over, so an
+        interrupt (Ctrl-C) at any moment cancels the ask, which withdraws it."""
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
         try:
+            with self._lock:
+                if self._loop is None:
+                    coroutine.close()
+                    raise RuntimeError("the session is not open: use `with Session() as session`")
+                loop = self._loop
+                loop.call_soon_threadsafe(_run_into, loop, coroutine, future)
             return future.result()
         except BaseException:
             future.cancel()  # e.g. KeyboardInterrupt: cancelling an ask sends `cancel`
             raise
+
+
+def _run_into(
+    loop: asyncio.AbstractEventLoop,
+    coroutine: Coroutine[Any, Any, _T],
+    future: concurrent.futures.Future[_T],
+) -> None:
+    """In the loop: run ``coroutine`` as a task whose outcome is ``future``'s,
+    and which ``future``'s cancellation, from any thread, cancels."""
+    if future.cancelled():
+        coroutine.close()  # cancelled before it started: nothing to withdraw
+        return
+    task = loop.create_task(coroutine)
+    future.add_done_callback(
+        lambda done: loop.call_soon_threadsafe(task.cancel) if done.cancelled() else None
+    )
+
+    def settle(task: asyncio.Task[_T]) -> None:
+        if task.cancelled():
+            future.cancel()
+        elif future.set_running_or_notify_cancel():  # False: cancelled meanwhile
+            error = task.exception()
+            if error is not None:
+                future.set_exception(error)
+            else:
+                future.set_result(task.result())
+
+    task.add_done_callback(settle)
 
 
 async def _close_and_settle(session: AsyncSession) -> None:
