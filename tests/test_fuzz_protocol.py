@@ -188,6 +188,7 @@ class Core:
 BOM = b"\xef\xbb\xbf"
 
 
+@pytest.mark.slow  # 1,500 examples: 6 s, 40 s under coverage
 def test_the_core_survives_hypothesis_lines(figure: Callable[[str], None]) -> None:
     """Lines joined and re-cut into random chunks: framing, validation, the
     server's state and the chain see every piece of every line."""
