@@ -10,14 +10,14 @@ what the command that runs the chain hands them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 if TYPE_CHECKING:
-    from .._protocol.answer_values import AnswerValue
+    from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 
 
 class StartupError(Exception):
@@ -70,6 +70,21 @@ class TerminalHold(Protocol):
     def hold(self) -> AbstractAsyncContextManager[None]: ...
 
 
+class HumanQueue(Protocol):
+    """The queue a ``userq listen`` shows on its terminal and its pages
+    (`board.Board`): the tty answerer puts each request there, and the
+    first view to answer it answers."""
+
+    pages: bool
+
+    def answer(
+        self,
+        ask: Any,
+        questions: Sequence[Any],
+        at_terminal: Callable[[], Awaitable[Mapping[str, ExplicitAnswer]]] | None,
+    ) -> Awaitable[Mapping[str, ExplicitAnswer]]: ...
+
+
 class Confirm(msgspec.Struct, frozen=True):
     """``userq confirm``'s question: its yes and no labels, so that a preseeded
     answer may say yes or no in words (`confirm_answer`), and the label of
@@ -93,6 +108,9 @@ class ChainConfig(msgspec.Struct, frozen=True):
     #: Set when stdin is the terminal too: the prompt holds it while on
     #: screen, so the request reader does not eat its keystrokes.
     terminal_share: TerminalHold | None = None
+    #: Set by ``userq listen`` with ``--web`` or ``--notify``: the queue its
+    #: terminal shares with the page and the notifications.
+    board: HumanQueue | None = None
 
     def settings_of(self, name: str, settings: type[Any]) -> Any:
         """The settings of the answerer ``name``: given, or the defaults."""

@@ -22,6 +22,7 @@ import contextlib
 import os
 import termios
 from collections.abc import AsyncIterator, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +33,7 @@ from .._protocol.errors import UserQuestionError
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._support.gc_pause import gc_paused
 from .chain import Answerer, Ask, TerminalHungUp
-from .settings import ChainConfig, Option, TerminalHold
+from .settings import ChainConfig, HumanQueue, Option, TerminalHold
 
 if TYPE_CHECKING:
     import asyncio
@@ -160,8 +161,10 @@ class TtyAnswerer(Answerer):
         default_label: str | None = None,
         share: TerminalHold | None = None,
         notify: bool = False,
+        board: HumanQueue | None = None,
     ) -> None:
         self._environ = dict(environ)
+        self._board = board
         self._notify = notify
         self._plain = plain
         self._recorder = recorder
@@ -193,10 +196,13 @@ class TtyAnswerer(Answerer):
             default_label=config.confirm.default if config.confirm else None,
             share=config.terminal_share,
             notify=settings.notify,
+            board=config.board,
         )
 
     @property
     def interactive(self) -> bool:
+        if self._board is not None and self._board.pages:
+            return True  # the page of userq listen --web
         fd = open_terminal()
         if fd is None:
             return False
@@ -211,8 +217,10 @@ class TtyAnswerer(Answerer):
     def answer_now(
         self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue] | None:
-        """Without a terminal the answer is known at once: nothing."""
-        return None if self._terminal else {}
+        """Without a terminal (or a page showing the queue) the answer is
+        known at once: nothing."""
+        pages = self._board is not None and self._board.pages
+        return None if self._terminal or pages else {}
 
     def expect(self, ask: Ask) -> None:
         """The questions are bound for the terminal: its echo goes off now."""
@@ -221,29 +229,38 @@ class TtyAnswerer(Answerer):
     async def answer(
         self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
-        request = ask.request
+        answers: Mapping[str, ExplicitAnswer]
+        if self._board is None:
+            answers = await self._at_terminal(ask, open_questions)
+        else:  # the queue of userq listen: the first of the terminal and the page
+            here = partial(self._at_terminal, ask, open_questions) if self._terminal else None
+            answers = await self._board.answer(ask, open_questions, here)
+        if answers and self._recorder is not None:
+            agent = ask.request.agent.id if ask.request.agent else None
+            self._recorder.add(agent, open_questions, answers)
+        return dict(answers)
+
+    async def _at_terminal(
+        self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
+    ) -> dict[str, ExplicitAnswer]:
         self._echo.off()
         try:
             if self._notify:
-                self._announce(request, open_questions)
+                self._announce(ask.request, open_questions)
             async with self._my_turn():
-                answers = await self._ask(ask, open_questions)
+                return await self._ask(ask, open_questions)
         finally:
             if not self._waiting and not (self._turn and self._turn.locked()):
                 self._echo.restore()  # the last request for the terminal has gone
-        if answers and self._recorder is not None:
-            agent = request.agent.id if request.agent else None
-            self._recorder.add(agent, open_questions, answers)
-        return dict(answers)
 
     def _announce(
         self, request: AskUserQuestionRequest, questions: Sequence[AskUserQuestionItem]
     ) -> None:
         """A request has arrived for the human: the bell, and a desktop
         notification where the terminal shows them (``userq listen``)."""
-        from .._prompt.notify import announcement, origin
+        from .._prompt.notify import announcement, origin, relayed_through
 
-        who = origin(request.agent.id if request.agent else None, _relayed_through(request))
+        who = origin(request.agent.id if request.agent else None, relayed_through(request))
         text = f"{who} asks: {questions[0].question}" if who else questions[0].question
         fd = open_terminal()
         if fd is None:
@@ -308,13 +325,14 @@ class TtyAnswerer(Answerer):
         with gc_paused():  # prompt-toolkit's import
             from .._prompt.common import Cancelled, EnterGuard
             from .._prompt.flow import RequestInfo
+            from .._prompt.notify import relayed_through
             from .._prompt.on_terminal import prompt
 
         if self._enter_guard is None:
             self._enter_guard = EnterGuard()
         info = RequestInfo(
             agent=request.agent.id if request.agent else None,
-            via=_relayed_through(request),
+            via=relayed_through(request),
             waiting=lambda: self._waiting,
             default_label=self._default_label,
             enter_guard=self._enter_guard,
@@ -349,15 +367,6 @@ class TtyAnswerer(Answerer):
             qid: ExplicitAnswer(selected=list(answer.selected), custom=answer.custom)
             for qid, answer in answers.items()
         }
-
-
-def _relayed_through(request: AskUserQuestionRequest) -> tuple[str, ...]:
-    """The hosts the ask came through, without this one (a relay on this
-    machine names it too)."""
-    import socket
-
-    here = socket.gethostname()
-    return tuple(host for host in request.via or () if host != here)
 
 
 def _settings(fd: int) -> list[Any] | None:

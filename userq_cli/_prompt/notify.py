@@ -21,8 +21,12 @@ before any prompt is drawn.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from .._protocol.visible import clean
+
+if TYPE_CHECKING:
+    from .._protocol.messages import AskUserQuestionRequest
 
 BELL = b"\x07"
 #: The longest notification text, in characters: a desktop notification is
@@ -41,6 +45,15 @@ def origin(agent: str | None, via: Sequence[str]) -> str:
     if agent and where:
         return f"{agent} on {where}"
     return agent or where
+
+
+def relayed_through(request: AskUserQuestionRequest) -> tuple[str, ...]:
+    """The hosts an ask came through, without this one (a relay on this
+    machine names it too): the ``via`` that `origin` shows."""
+    import socket
+
+    here = socket.gethostname()
+    return tuple(host for host in request.via or () if host != here)
 
 
 def notification_kind(environ: Mapping[str, str]) -> str | None:

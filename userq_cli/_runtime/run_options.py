@@ -24,7 +24,14 @@ from .._answerers.registry import (
     parse_names,
     with_answerer,
 )
-from .._answerers.settings import ChainConfig, Confirm, Option, StartupError, TerminalHold
+from .._answerers.settings import (
+    ChainConfig,
+    Confirm,
+    HumanQueue,
+    Option,
+    StartupError,
+    TerminalHold,
+)
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES
 
 ANSWERERS_VARIABLE = "USERQ_ANSWERERS"
@@ -127,13 +134,15 @@ class RunOptions(msgspec.Struct, frozen=True):
         confirm: Confirm | None = None,
         terminal_share: TerminalHold | None = None,
         settings: Mapping[str, Mapping[str, Any]] | None = None,
+        board: HumanQueue | None = None,
     ) -> Chain:
         """The answerer chain these options describe, in the environment
         ``environ`` (a copy: the answerers keep it); StartupError if they
         are wrong. ``default_order``: the chain when none is named (`userq
         mcp` has its own); ``settings``: what the command sets beside the
         options, by answerer name and field (`userq listen`'s notifications,
-        `userq mcp`'s forms)."""
+        `userq mcp`'s forms); ``board``: the queue `userq listen` shares
+        between its terminal and its page."""
         names = self.chain_names(environ, default_order)
         classes = {name: answerer_class(self.registry[name]) for name in names}
         for owner, option in options_of(self.registry):
@@ -151,6 +160,7 @@ class RunOptions(msgspec.Struct, frozen=True):
             },
             confirm=confirm,
             terminal_share=terminal_share,
+            board=board,
         )
         return Chain([cls.from_config(config) for cls in classes.values()])
 
