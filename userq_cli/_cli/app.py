@@ -10,6 +10,7 @@ command name (``userq --answers f.toml < requests``).
 
 import os
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -114,22 +115,59 @@ def listen(
             help="No bell and no desktop notification when a question arrives.",
         ),
     ] = False,
+    web: Annotated[
+        str | None,
+        typer.Option(
+            "--web",
+            metavar="[HOST:]PORT",
+            help="Also serve a page showing the same questions, for a phone or a browser"
+            " (port 0: any free port; host 127.0.0.1 unless given). Needs"
+            " pip install 'userq[web]'.",
+            show_default=False,
+        ),
+    ] = None,
+    web_token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--web-token-file",
+            metavar="FILE",
+            help="The page's access token, from FILE's first line, instead of a new"
+            " random one each run; allows a HOST other machines can reach.",
+            show_default=False,
+        ),
+    ] = None,
+    insecure_bind: Annotated[
+        bool,
+        typer.Option(
+            "--insecure-bind",
+            help="Serve the page on a HOST other machines can reach with a random token,"
+            " over plain HTTP.",
+        ),
+    ] = False,
 ) -> None:
     """Wait in this terminal for questions from elsewhere, and ask them here.
 
     Each `userq attach` that connects (usually a relay's peer, over ssh) is
     a session of its own; their questions take turns on this terminal's
-    prompt. Runs until Ctrl-C (while no prompt is up), SIGTERM or SIGHUP.
+    prompt. With --web, a page shows the same questions, and the first
+    answer, here or there, counts. Runs until Ctrl-C (while no prompt is
+    up), SIGTERM or SIGHUP.
 
     Example, the laptop's terminal, then the server:
 
     \b
-        userq listen
+        userq listen --web 8731
         userq --relay 'ssh laptop userq attach' < requests.jsonl
     """
-    from .._runtime.listen import run_listen
+    from .._runtime.listen import ListenSettings, run_listen
 
-    raise typer.Exit(run_listen(given(ctx), dict(os.environ), quiet=quiet))
+    settings = ListenSettings(
+        quiet=quiet,
+        web=web,
+        web_token_file=web_token_file,
+        insecure_bind=insecure_bind,
+    )
+    raise typer.Exit(run_listen(given(ctx), dict(os.environ), settings))
 
 
 @app.command(cls=Utf8Command)

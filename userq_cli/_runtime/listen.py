@@ -6,9 +6,13 @@ session of its own — its own ids, agents and response order — served by the
 same serve loop as ``userq serve``. All sessions share one chain, so their
 questions take turns on this terminal's prompt, in arrival order.
 
+With ``--web`` it also serves a page (`web`) showing the same queue: the
+chain's tty answerer puts each request on a `Board` that the terminal's
+prompt and the page both show, and the first to answer answers.
+
 It runs until SIGINT (Ctrl-C while no prompt is up), SIGTERM or SIGHUP: then
-every pending ask gets ASK_ABORTED, the sessions are closed and the socket
-is removed.
+every pending ask gets ASK_ABORTED, the sessions are closed, the page stops
+and the socket is removed.
 
 Only the listener's own user may connect (the kernel's word, SO_PEERCRED). A
 session whose client has gone completely (killed, a dropped ssh) has its
@@ -24,14 +28,18 @@ import os
 import select
 import socket
 import stat
-import sys
 from collections.abc import AsyncIterator, Callable, Mapping
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import msgspec
+
+from .._answerers.board import Board
 from .._answerers.chain import Chain
 from .._answerers.relay import RELAY_VARIABLE
 from .._answerers.settings import StartupError
+from .._answerers.tty_prompt import open_terminal
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, LineFramer
 from .._support.diagnostics import reason, say
 from .._support.socket_path import (
@@ -48,6 +56,9 @@ from .serve_loop import ServeLoop
 from .session import Session
 from .stdio import WRITE_BACKLOG
 
+if TYPE_CHECKING:
+    from .web.server import PageServer
+
 # Sessions at once: each may queue questions for the one human, and holds a
 # descriptor; far more than people use, few enough to stay clear of EMFILE.
 MAX_SESSIONS = 64
@@ -56,10 +67,23 @@ MAX_SESSIONS = 64
 _CLOSE_GRACE = 1.0
 
 
-def run_listen(options: RunOptions, environ: Mapping[str, str], *, quiet: bool = False) -> int:
+class ListenSettings(msgspec.Struct, frozen=True):
+    """The options of ``userq listen`` beside the chain's."""
+
+    #: No bell and no desktop notification escape when a question arrives.
+    quiet: bool = False
+    #: ``--web [HOST:]PORT``: serve the page there.
+    web: str | None = None
+    web_token_file: Path | None = None
+    insecure_bind: bool = False
+
+
+def run_listen(
+    options: RunOptions, environ: Mapping[str, str], settings: ListenSettings | None = None
+) -> int:
     """``userq listen``, in the environment ``environ`` (a copy of
-    os.environ): the exit status. Unless ``quiet``, each question that
-    reaches the prompt rings the bell (and sends a desktop notification)."""
+    os.environ): the exit status."""
+    listen = settings or ListenSettings()
     given = options.values.get("--socket")
     path = socket_path(given, environ)
     # A listener asks its own terminal: a USERQ_RELAY exported for the
@@ -67,34 +91,78 @@ def run_listen(options: RunOptions, environ: Mapping[str, str], *, quiet: bool =
     # on, or back to itself. An explicit --relay still counts.
     here = {name: value for name, value in environ.items() if name != RELAY_VARIABLE}
     try:
+        page = _page(listen)
+        board = page.board if page else None
         if given is None and not environ.get(SOCKET_VARIABLE):
             private_directory(path)  # the default place: made and checked here
-        chain = options.build_chain(here, settings={"tty": {"notify": not quiet}})
+        chain = options.build_chain(
+            here, settings={"tty": {"notify": not listen.quiet}}, board=board
+        )
         if "listener" in chain.names:
             raise StartupError(
                 "userq listen cannot use the listener answerer: it would ask itself"
                 " (leave listener out of --answerers or USERQ_ANSWERERS)"
             )
+        if page is not None and "tty" not in chain.names:
+            raise StartupError(
+                "userq listen --web shows the tty answerer's questions: keep tty in"
+                " --answerers or USERQ_ANSWERERS"
+            )
         claim(path)
+        if page is not None:
+            page.bind()
     except (SocketPathError, StartupError, ListenError) as exc:
         say(f"{exc}")
         return ExitStatus.USAGE
-    if not chain.interactive:
-        print(
-            "userq: no terminal here: only preseeded answers will be given"
-            " (run userq listen in the terminal where the questions should appear)",
-            file=sys.stderr,
+    if page is not None:
+        terminal = open_terminal()
+        if terminal is None:
+            say("no terminal here: the questions are answered on the page only")
+        else:
+            os.close(terminal)
+    elif not chain.interactive:
+        say(
+            "no terminal here: only preseeded answers will be given"
+            " (run userq listen in the terminal where the questions should appear)"
         )
     listener = Listener(
         chain,
         max_line_bytes=options.max_line_bytes or DEFAULT_MAX_LINE_BYTES,
         default_timeout=options.timeout,
+        board=board,
+        page=page,
     )
     try:
         return asyncio.run(listener.run(path))
     except ListenError as exc:
         say(f"{exc}")
         return ExitStatus.USAGE
+
+
+def _page(listen: ListenSettings) -> PageServer | None:
+    """The page ``--web`` asks for, checked (not bound yet); None without
+    --web. StartupError for options that make no sense, or no web extra."""
+    if listen.web is None:
+        if listen.web_token_file is not None or listen.insecure_bind:
+            option = "--web-token-file" if listen.web_token_file else "--insecure-bind"
+            raise StartupError(f"{option} is an option of the page: give --web [HOST:]PORT too")
+        return None
+    from .web import missing
+
+    lacking = missing()
+    if lacking:
+        raise StartupError(
+            f"userq listen --web needs the web extra, which is not installed here (no"
+            f" {lacking[0]}): pip install 'userq[web]' (into the environment userq runs from)"
+        )
+    from .web.server import PageServer
+
+    return PageServer(
+        Board(pages=True),
+        listen.web,
+        token_file=listen.web_token_file,
+        insecure_bind=listen.insecure_bind,
+    )
 
 
 class ListenError(Exception):
@@ -128,8 +196,18 @@ def claim(path: Path) -> None:
 
 
 class Listener:
-    def __init__(self, chain: Chain, *, max_line_bytes: int, default_timeout: float | None):
+    def __init__(
+        self,
+        chain: Chain,
+        *,
+        max_line_bytes: int,
+        default_timeout: float | None,
+        board: Board | None = None,
+        page: PageServer | None = None,
+    ):
         self._chain = chain
+        self._board = board
+        self._page = page
         self._max_line_bytes = max_line_bytes
         self._default_timeout = default_timeout
         self._sessions: dict[ServeLoop, asyncio.Task[None]] = {}
@@ -153,12 +231,20 @@ class Listener:
             loop.add_signal_handler(
                 signum, self._stop, stopped_by(signum), f"userq got {signum.name}"
             )
+        if self._page is not None:
+            await self._page.start()
         say(f"listening on {path} (Ctrl-C to stop)")
+        if self._page is not None:
+            self._page.announce(self._chain.interactive)
         await self._stopped.wait()
         with contextlib.suppress(OSError):
             if path.stat().st_ino == ours:  # not a later listener's
                 path.unlink()
         await asyncio.gather(*self._sessions.values())
+        if self._board is not None:
+            self._board.close("the listener stopped")
+        if self._page is not None:
+            await self._page.stop()
         await self._chain.aclose()
         return self._status
 

@@ -20,6 +20,13 @@ def say(text: str) -> None:
         print(diagnostic(text), end="", file=sys.stderr, flush=True)
 
 
+def show(line: str) -> None:
+    """``line`` on stderr as it is, on a line of its own, for a person to
+    copy or scan (the page's URL): text userq made, never a caller's."""
+    with stderr_or_nothing():
+        print(line, file=sys.stderr, flush=True)
+
+
 def diagnostic(text: str) -> str:
     """``userq: TEXT`` and a newline, cleaned: a diagnostic may quote what a
     relay peer, a listener or a caller wrote (an error message, a NO_PROVIDER
