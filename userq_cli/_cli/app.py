@@ -144,6 +144,17 @@ def listen(
             " over plain HTTP.",
         ),
     ] = False,
+    notify: Annotated[
+        str | None,
+        typer.Option(
+            "--notify",
+            metavar="CMD",
+            help="Run CMD for each question that arrives, with USERQ_NOTIFY_TITLE,"
+            " USERQ_NOTIFY_BODY and USERQ_NOTIFY_URL in its environment (split as a"
+            " shell would, never run by one).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Wait in this terminal for questions from elsewhere, and ask them here.
 
@@ -166,6 +177,7 @@ def listen(
         web=web,
         web_token_file=web_token_file,
         insecure_bind=insecure_bind,
+        notify=notify,
     )
     raise typer.Exit(run_listen(given(ctx), dict(os.environ), settings))
 

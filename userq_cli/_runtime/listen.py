@@ -8,7 +8,9 @@ questions take turns on this terminal's prompt, in arrival order.
 
 With ``--web`` it also serves a page (`web`) showing the same queue: the
 chain's tty answerer puts each request on a `Board` that the terminal's
-prompt and the page both show, and the first to answer answers.
+prompt and the page both show, and the first to answer answers. With
+``--notify CMD`` each request that reaches the human runs CMD
+(`notify_command`).
 
 It runs until SIGINT (Ctrl-C while no prompt is up), SIGTERM or SIGHUP: then
 every pending ask gets ASK_ABORTED, the sessions are closed, the page stops
@@ -37,7 +39,7 @@ import msgspec
 
 from .._answerers.board import Board
 from .._answerers.chain import Chain
-from .._answerers.relay import RELAY_VARIABLE
+from .._answerers.relay import RELAY_VARIABLE, parse_command
 from .._answerers.settings import StartupError
 from .._answerers.tty_prompt import open_terminal
 from .._protocol.framing import DEFAULT_MAX_LINE_BYTES, READ_CHUNK, LineFramer
@@ -51,6 +53,7 @@ from .._support.socket_path import (
 )
 from .._version import __version__
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .notify_command import Notifier
 from .run_options import RunOptions
 from .serve_loop import ServeLoop
 from .session import Session
@@ -76,6 +79,8 @@ class ListenSettings(msgspec.Struct, frozen=True):
     web: str | None = None
     web_token_file: Path | None = None
     insecure_bind: bool = False
+    #: ``--notify CMD``: run for each request that reaches the human.
+    notify: str | None = None
 
 
 def run_listen(
@@ -92,7 +97,8 @@ def run_listen(
     here = {name: value for name, value in environ.items() if name != RELAY_VARIABLE}
     try:
         page = _page(listen)
-        board = page.board if page else None
+        notify = parse_command(listen.notify, "--notify") if listen.notify is not None else None
+        board = page.board if page else Board(pages=False) if notify else None
         if given is None and not environ.get(SOCKET_VARIABLE):
             private_directory(path)  # the default place: made and checked here
         chain = options.build_chain(
@@ -131,6 +137,8 @@ def run_listen(
         default_timeout=options.timeout,
         board=board,
         page=page,
+        notify=notify,
+        environ=here,
     )
     try:
         return asyncio.run(listener.run(path))
@@ -204,10 +212,14 @@ class Listener:
         default_timeout: float | None,
         board: Board | None = None,
         page: PageServer | None = None,
+        notify: list[str] | None = None,
+        environ: Mapping[str, str] | None = None,
     ):
         self._chain = chain
         self._board = board
         self._page = page
+        self._notify = notify
+        self._environ = environ or {}
         self._max_line_bytes = max_line_bytes
         self._default_timeout = default_timeout
         self._sessions: dict[ServeLoop, asyncio.Task[None]] = {}
@@ -233,6 +245,13 @@ class Listener:
             )
         if self._page is not None:
             await self._page.start()
+        notifier = None
+        if self._notify is not None and self._board is not None:
+            page = self._page
+            notifier = Notifier(
+                self._notify, self._environ, (lambda key: f"{page.base}#q{key}") if page else None
+            )
+            notifier.watch(self._board)
         say(f"listening on {path} (Ctrl-C to stop)")
         if self._page is not None:
             self._page.announce(self._chain.interactive)
@@ -245,6 +264,8 @@ class Listener:
             self._board.close("the listener stopped")
         if self._page is not None:
             await self._page.stop()
+        if notifier is not None:
+            await notifier.aclose()
         await self._chain.aclose()
         return self._status
 
