@@ -152,6 +152,14 @@ def test_a_withdrawn_or_timed_out_request_leaves_the_pages() -> None:
                 await task
             assert seen[-1].why == why
         assert board.pending() == []
+        ask = Ask(request(item("go", "Deploy?", "Yes", "No")), None)
+        task = asyncio.create_task(board.answer(ask, ask.request.questions, None))
+        await asyncio.sleep(0)
+        board.close("ended: userq listen stopped")  # then the serve loop aborts the ask
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert [change.why for change in seen[-1:]] == ["ended: userq listen stopped"]
 
     run(test)
 

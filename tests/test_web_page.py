@@ -480,7 +480,10 @@ def test_sigterm_ends_the_listener_and_the_askers_get_a_coded_error(
         assert time.monotonic() - begun < 3
         (aborted,) = asker.read_all()
         assert (aborted["id"], error_code(aborted)) == ("r1", "ASK_ABORTED")
-        expect(page.locator(".card")).to_have_count(0, timeout=WITHIN)
+        expect(page.locator(".card")).to_have_count(0)
+        expect(page.locator("#status")).to_contain_text(
+            re.compile("ended: userq listen stopped|userq listen has stopped")
+        )
 
 
 def test_without_the_web_extra_web_says_so_and_exits_2(tmp_path: Path) -> None:

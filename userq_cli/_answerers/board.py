@@ -101,6 +101,7 @@ class Board:
         self._ended: OrderedDict[str, str] = OrderedDict()
         self._watchers: list[Callable[[Change], None]] = []
         self._count = 0
+        self._closed: str | None = None
 
     # --- what the views read ------------------------------------------------
 
@@ -150,10 +151,12 @@ class Board:
                 here.cancel()  # the page answered, or the ask was withdrawn
                 await asyncio.wait({here})  # the prompt erased before going on
             if posted.key in self._posted:
-                self._end(posted, _withdrawn(posted))
+                self._end(posted, self._closed or _withdrawn(posted))
 
     def close(self, why: str) -> None:
-        """No request will come any more (the listener stops)."""
+        """The listener stops: every request leaves the views, ``why``
+        (their asks are being aborted)."""
+        self._closed = why
         for posted in self.pending():
             self._end(posted, why)
 

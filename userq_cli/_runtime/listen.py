@@ -254,14 +254,12 @@ class Listener:
             notifier.watch(self._board)
         say(f"listening on {path} (Ctrl-C to stop)")
         if self._page is not None:
-            self._page.announce(self._chain.interactive)
+            self._page.announce()
         await self._stopped.wait()
         with contextlib.suppress(OSError):
             if path.stat().st_ino == ours:  # not a later listener's
                 path.unlink()
         await asyncio.gather(*self._sessions.values())
-        if self._board is not None:
-            self._board.close("the listener stopped")
         if self._page is not None:
             await self._page.stop()
         if notifier is not None:
@@ -307,6 +305,8 @@ class Listener:
             self._status = status
         if self._server is not None:
             self._server.close()  # no session starts after this
+        if self._board is not None:
+            self._board.close("ended: userq listen stopped")
         for session in list(self._sessions):
             session.stop(status, why)
         self._stopped.set()

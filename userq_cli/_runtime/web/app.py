@@ -3,7 +3,8 @@
 Four things exist on it, each behind the guard (`guard`): the page itself
 (``GET /``, which also takes the token once), its live channel
 (``GET /events``, Server-Sent Events: ``sync`` on connecting, then ``add``
-and ``remove`` as requests arrive and leave), its own script and style
+and ``remove`` as requests arrive and leave, ``bye`` when the listener
+stops), its own script and style
 (``/static/``), and ``POST /answer``, which answers or skips one pending
 request (`Board.submit`) and can do nothing else.
 """
@@ -73,6 +74,7 @@ class Web:
         self.board = board
         self.guard = guard
         self._streams: set[asyncio.Queue[str | None]] = set()
+        self._closing = False
         self.app = Starlette(
             routes=[
                 Route("/", self._page, methods=["GET"]),
@@ -104,7 +106,8 @@ class Web:
         await self._asgi(scope, receive, send_with_headers)
 
     def close(self) -> None:
-        """End every live channel (the listener stops)."""
+        """End every live channel, telling each page the listener stops."""
+        self._closing = True
         for queue in self._streams:
             queue.put_nowait(None)
 
@@ -168,6 +171,8 @@ class Web:
                     yield ": still here\n\n"
                     continue
                 if item is None:
+                    if self._closing:
+                        yield "event: bye\ndata: {}\n\n"
                     return
                 yield item
         finally:

@@ -147,7 +147,7 @@ class PageServer:
         while not self._server.started and not self._task.done():
             await asyncio.sleep(0.01)  # uvicorn's own way: it has no event for this
 
-    def announce(self, interactive: bool) -> None:
+    def announce(self) -> None:
         """The URL (with the token) on a line of its own; beyond loopback,
         a warning, and a QR code of it when stderr is a terminal."""
         say("the page, for a phone or a browser: open this address once (it signs the browser in):")
@@ -160,7 +160,7 @@ class PageServer:
             f" --web 127.0.0.1:{self.port} reached by `ssh -L {self.port}:127.0.0.1:"
             f"{self.port} HOST`, or a TLS tunnel (tailscale serve, a reverse proxy)"
         )
-        if interactive and sys.stderr.isatty():
+        if sys.stderr.isatty():
             with _to_stderr() as out:
                 segno.make(self.url, error="l").terminal(out=out, compact=True)
 

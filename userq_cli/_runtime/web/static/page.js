@@ -84,6 +84,12 @@
     if (question !== null) say("\u201c" + question + "\u201d was " + data.why + ".");
     refresh();
   });
+  events.addEventListener("bye", function () {
+    events.close();
+    cards.querySelectorAll(".card").forEach(function (card) { card.remove(); });
+    refresh();
+    say("userq listen has stopped: reload this page once it runs again.");
+  });
   events.addEventListener("error", function () {
     say(events.readyState === EventSource.CLOSED
       ? "Disconnected: reload to try again."
