@@ -14,6 +14,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,8 @@ from ptyterm import answers_of, ask, error_code, question
 from test_listen import Listening
 from web_listener import URL, WebListener
 
+from userq_cli._runtime.notify_command import TIME_LIMIT
+
 pytest.importorskip("starlette", reason="the web extra: pip install 'userq[web]'")
 
 #: The recording script: its environment's USERQ_NOTIFY_* as one JSON line
@@ -31,6 +34,7 @@ pytest.importorskip("starlette", reason="the web extra: pip install 'userq[web]'
 RECORDER = """
 import json, os, sys, time
 record = {k: v for k, v in os.environ.items() if k.startswith("USERQ_NOTIFY_")}
+record["pid"] = os.getpid()
 then = os.environ.get("NOTIFY_THEN", "")
 with open(os.environ["NOTIFY_LOG"], "w") as log:
     log.write(json.dumps(record) + "\\n")
@@ -52,13 +56,16 @@ class Notified(WebListener):
         os.mkfifo(log)
         self._log_fd = os.open(log, os.O_RDWR)  # open both ways: never blocks, never EOF
         self.log = LineReader(self._log_fd)
+        self.pids: list[int] = []
         command = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
         env = {"NOTIFY_LOG": str(log), "NOTIFY_THEN": then}
         super().__init__(tmp, "--notify", command, *args, env=env)
 
-    def notified(self) -> dict[str, str]:
-        """What the next run of the command was given."""
-        return json.loads(self.log.line(15))  # type: ignore[no-any-return]
+    def notified(self, timeout: float = 15) -> dict[str, str]:
+        """What the next run of the command was given (its pid kept in ``pids``)."""
+        record: dict[str, Any] = json.loads(self.log.line(timeout))
+        self.pids.append(record.pop("pid"))
+        return record
 
     def close(self) -> None:
         super().close()
@@ -139,6 +146,34 @@ def test_a_hanging_command_never_holds_an_answer(tmp_path: Path) -> None:
                 )
     finally:
         listener.close()
+
+
+@pytest.mark.slow
+def test_a_hanging_command_is_ended_after_its_time_limit(tmp_path: Path) -> None:
+    listener = Notified(tmp_path, "hang")
+    try:
+        with listener.asker() as asker:
+            for n in range(1, 6):
+                asker.send(ask(f"r{n}", question("go", f"Deploy {n}?", "Yes", "No")))
+            for _ in range(4):
+                listener.notified()
+            begun = time.monotonic()
+            listener.notified(timeout=TIME_LIMIT + 15)  # the fifth, once a hung one is ended
+            waited = time.monotonic() - begun
+            assert TIME_LIMIT - 1 < waited < TIME_LIMIT + 10, waited
+            said = listener.stderr.line().decode()
+            assert f"took over {TIME_LIMIT:g} s and was ended" in said, said
+            hung = listener.pids[:4]
+            for pid in hung:  # ended with their process group; reaped by userq
+                assert not os.path.exists(f"/proc/{pid}") or _zombie(pid), pid
+    finally:
+        listener.close()
+
+
+def _zombie(pid: int) -> bool:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    return True
 
 
 def test_a_failing_command_is_said_once_and_costs_nothing(tmp_path: Path) -> None:
