@@ -19,6 +19,7 @@ import re
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -420,8 +421,8 @@ def test_first_answer_wins_between_the_terminal_and_the_page(
         found = URL.search(screen)
         assert found is not None, screen
         page.goto(found.group(0))
-        socket = tmp_path / "s"
-        with Serve(argv=[USERQ, "attach", "--socket", str(socket)]) as asker:
+        listening_on = tmp_path / "s"
+        with Serve(argv=[USERQ, "attach", "--socket", str(listening_on)]) as asker:
             # The terminal first: the page drops it within a second.
             asker.send(go("r1"))
             term.wait_for(f"{P} 1. Yes")
@@ -525,6 +526,15 @@ def test_the_page_is_loopback_only_unless_told(
     assert result.returncode == 2, result.stderr
     assert complaint in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_port_in_use_is_a_usage_error(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = run_command("listen", "--socket", str(tmp_path / "s"), "--web", str(port))
+    assert result.returncode == 2
+    assert f"cannot serve the page on 127.0.0.1:{port}: Address already in use" in result.stderr
+    assert not (tmp_path / "s").exists()
 
 
 def test_beyond_loopback_a_warning_and_a_qr_code(tmp_path: Path, page: Page) -> None:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import ipaddress
 import logging
 import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
 
 import segno
 import uvicorn
@@ -161,8 +161,9 @@ class PageServer:
             f"{self.port} HOST`, or a TLS tunnel (tailscale serve, a reverse proxy)"
         )
         if sys.stderr.isatty():
-            with _to_stderr() as out:
-                segno.make(self.url, error="l").terminal(out=out, compact=True)
+            drawn = io.StringIO()
+            segno.make(self.url, error="l").terminal(out=drawn, compact=True)
+            show(drawn.getvalue().rstrip("\n"))
 
     async def stop(self) -> None:
         self.web.close()
@@ -193,13 +194,6 @@ class _OneLine(logging.Handler):
         if record.exc_info and record.exc_info[1] is not None:
             message += f": {record.exc_info[1]!r}"
         say(f"the page: {message}")
-
-
-@contextlib.contextmanager
-def _to_stderr() -> Iterator[TextIO]:
-    with contextlib.suppress(OSError, ValueError):
-        yield sys.stderr
-        sys.stderr.flush()
 
 
 def _reachable_address() -> str:
