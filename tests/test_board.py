@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from asks import ask, question
 
 from userq_cli._answerers.board import CONFIRM_AFTER, Added, Board, Removed
 from userq_cli._answerers.chain import Ask
@@ -23,20 +24,11 @@ from userq_cli._protocol.messages import AskUserQuestionRequest
 
 
 def request(*questions: dict[str, Any], **extra: Any) -> AskUserQuestionRequest:
-    return msgspec.convert(
-        {"type": "ask", "id": "r1", "questions": list(questions), **extra},
-        AskUserQuestionRequest,
-    )
+    """The typed ask of ``questions``, as the serve loop hands it to the chain."""
+    return msgspec.convert(ask("r1", *questions, **extra), AskUserQuestionRequest)
 
 
-def item(qid: str, text: str, *labels: str, **extra: Any) -> dict[str, Any]:
-    question: dict[str, Any] = {"id": qid, "question": text, **extra}
-    if labels:
-        question["options"] = [{"label": label} for label in labels]
-    return question
-
-
-PLAN = item(
+PLAN = question(
     "plan",
     "Apply the plan?",
     "Approve",
@@ -61,7 +53,7 @@ def run(test: Callable[[], Awaitable[None]]) -> None:
 
 def test_the_first_answer_wins_and_a_late_one_hears_where_it_went() -> None:
     async def test() -> None:
-        board, task = await on_board(item("go", "Deploy?", "Yes", "No"))
+        board, task = await on_board(question("go", "Deploy?", "Yes", "No"))
         seen: list[Any] = []
         board.watch(seen.append)
         key = board.pending()[0].key
@@ -77,7 +69,7 @@ def test_the_first_answer_wins_and_a_late_one_hears_where_it_went() -> None:
 def test_the_terminal_answering_first_takes_the_request_off_the_pages() -> None:
     async def test() -> None:
         board = Board(pages=True)
-        ask = Ask(request(item("go", "Deploy?", "Yes", "No")), None)
+        ask = Ask(request(question("go", "Deploy?", "Yes", "No")), None)
         typed: asyncio.Future[dict[str, ExplicitAnswer]] = asyncio.Future()
 
         async def at_terminal() -> dict[str, ExplicitAnswer]:
@@ -101,7 +93,7 @@ def test_the_terminal_answering_first_takes_the_request_off_the_pages() -> None:
 def test_a_page_answering_first_ends_the_prompt() -> None:
     async def test() -> None:
         board = Board(pages=True)
-        ask = Ask(request(item("go", "Deploy?", "Yes", "No")), None)
+        ask = Ask(request(question("go", "Deploy?", "Yes", "No")), None)
         prompt_ended = asyncio.Event()
 
         async def at_terminal() -> dict[str, ExplicitAnswer]:
@@ -124,7 +116,7 @@ def test_a_page_answering_first_ends_the_prompt() -> None:
 def test_esc_at_the_terminal_ends_it_on_the_pages_too() -> None:
     async def test() -> None:
         board = Board(pages=True)
-        ask = Ask(request(item("go", "Deploy?", "Yes", "No")), None)
+        ask = Ask(request(question("go", "Deploy?", "Yes", "No")), None)
 
         async def at_terminal() -> dict[str, ExplicitAnswer]:
             raise UserQuestionError("ASK_CANCELLED", "dismissed")
@@ -144,7 +136,7 @@ def test_a_withdrawn_or_timed_out_request_leaves_the_pages() -> None:
         seen: list[Any] = []
         board.watch(seen.append)
         for deadline, why in ((None, "withdrawn by the asker"), (time.monotonic(), "timed out")):
-            ask = Ask(request(item("go", "Deploy?", "Yes", "No")), deadline)
+            ask = Ask(request(question("go", "Deploy?", "Yes", "No")), deadline)
             task = asyncio.create_task(board.answer(ask, ask.request.questions, None))
             await asyncio.sleep(0)
             task.cancel()
@@ -152,7 +144,7 @@ def test_a_withdrawn_or_timed_out_request_leaves_the_pages() -> None:
                 await task
             assert seen[-1].why == why
         assert board.pending() == []
-        ask = Ask(request(item("go", "Deploy?", "Yes", "No")), None)
+        ask = Ask(request(question("go", "Deploy?", "Yes", "No")), None)
         task = asyncio.create_task(board.answer(ask, ask.request.questions, None))
         await asyncio.sleep(0)
         board.close("ended: userq listen stopped")  # then the serve loop aborts the ask
@@ -167,7 +159,7 @@ def test_a_withdrawn_or_timed_out_request_leaves_the_pages() -> None:
 def test_an_answer_that_does_not_fit_is_refused_and_the_request_waits() -> None:
     async def test() -> None:
         board, task = await on_board(
-            item("go", "Deploy?", "Yes", "No", required=True, allowOther=False)
+            question("go", "Deploy?", "Yes", "No", required=True, allowOther=False)
         )
         key = board.pending()[0].key
         for answer, why in (

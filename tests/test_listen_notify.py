@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import USERQ, LineReader, Serve, run_command
-from ptyterm import answers_of, ask, error_code, question
+from asks import answers_of, ask, error_code, go_ask, question
+from processes import USERQ, LineReader, Serve, process_state, run_command
 from test_listen import Listening
 from web_listener import URL, WebListener
 
@@ -164,23 +164,17 @@ def test_a_hanging_command_is_ended_after_its_time_limit(tmp_path: Path) -> None
             said = listener.stderr.line().decode()
             assert f"took over {TIME_LIMIT:g} s and was ended" in said, said
             hung = listener.pids[:4]
-            for pid in hung:  # ended with their process group; reaped by userq
-                assert not os.path.exists(f"/proc/{pid}") or _zombie(pid), pid
+            for pid in hung:  # ended with their process group
+                assert process_state(pid) in (None, "Z"), pid
     finally:
         listener.close()
-
-
-def _zombie(pid: int) -> bool:
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
-    return True
 
 
 def test_a_failing_command_is_said_once_and_costs_nothing(tmp_path: Path) -> None:
     listener = Notified(tmp_path, "fail")
     try:
         with listener.asker() as asker:
-            asker.send(ask("r1", question("go", "Deploy?", "Yes", "No")))
+            asker.send(go_ask("r1"))
             listener.notified()
             said = listener.stderr.line().decode()
             assert said.startswith("userq: --notify: ")
@@ -210,7 +204,7 @@ def test_a_command_that_cannot_start_and_one_that_cannot_be_split(tmp_path: Path
     listener = WebListener(tmp_path, "--notify", str(tmp_path / "no-such-command"))
     try:
         with listener.asker() as asker:
-            asker.send(ask("r1", question("go", "Deploy?", "Yes", "No")))
+            asker.send(go_ask("r1"))
             said = listener.stderr.line().decode()
             assert "--notify: cannot run" in said and "No such file" in said
             assert answer_on_page(listener, "1", 0)["status"] == "taken"
@@ -229,7 +223,7 @@ def test_notify_without_a_page_runs_for_the_terminals_questions(tmp_path: Path) 
     listener = Listening(tmp_path / "s", "--notify", command, env=env)
     try:
         with Serve(argv=[USERQ, "attach", "--socket", str(tmp_path / "s")]) as asker:
-            asker.send(ask("r1", question("go", "Deploy?", "Yes", "No")))
+            asker.send(go_ask("r1"))
             assert error_code(asker.read()) == "NO_PROVIDER"
         assert not (tmp_path / "never").exists()
     finally:

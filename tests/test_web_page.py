@@ -20,7 +20,6 @@ import shlex
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -28,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from processes import USERQ, Serve, clean_env, run_command
-from ptyterm import P, Term, answers_of, ask, error_code, question
+from asks import answers_of, ask, cancel, error_code, go_ask, question
+from processes import USERQ, Serve, run_command, run_script
+from ptyterm import P, Term
 from web_listener import URL, WebListener
 
 pytest.importorskip("starlette", reason="the web extra: pip install 'userq[web]'")
@@ -81,13 +81,6 @@ def listening(tmp_path: Path) -> Iterator[WebListener]:
     listener = WebListener(tmp_path)
     yield listener
     listener.close()
-
-
-def go(ask_id: str, *, agent: str | None = None, **extra: Any) -> dict[str, Any]:
-    request = ask(ask_id, question("go", "Deploy?", "Yes", "No"), **extra)
-    if agent:
-        request["agent"] = {"id": agent}
-    return request
 
 
 PLAN = question(
@@ -158,7 +151,7 @@ def test_a_question_appears_live_with_its_agent_and_send_answers_it(
     page.goto(listening.url)
     expect(page.locator("#empty")).to_be_visible()
     with listening.asker("claude-code") as asker:
-        asker.send(go("r1", agent="claude-code", via=["build-7"], timeout=600))
+        asker.send(go_ask("r1", agent={"id": "claude-code"}, via=["build-7"], timeout=600))
         deploy = card(page, "Deploy?")
         expect(deploy).to_be_visible(timeout=WITHIN)
         expect(deploy.locator(".who")).to_contain_text("Asked by claude-code on build-7")
@@ -240,9 +233,9 @@ def test_two_agents_at_once_and_two_browsers(
     page.goto(listening.url)
     other.goto(listening.url)
     with listening.asker("agent-a") as first, listening.asker("agent-b") as second:
-        first.send(go("r1", agent="agent-a"))
+        first.send(go_ask("r1", agent={"id": "agent-a"}))
         expect(page.locator(".card")).to_have_count(1, timeout=WITHIN)
-        second.send(go("r1", agent="agent-b"))  # the same id, in another session
+        second.send(go_ask("r1", agent={"id": "agent-b"}))  # the same id, in another session
         for view in (page, other):
             expect(view.locator(".card")).to_have_count(2, timeout=WITHIN)
         expect(page.locator(".card").nth(0)).to_contain_text("agent-a")  # oldest first
@@ -267,9 +260,9 @@ def test_withdrawn_and_timed_out_requests_leave_the_page(
 ) -> None:
     page.goto(listening.url)
     with listening.asker() as asker:
-        asker.send(go("r1"), ask("r2", question("t", "Quick one?", "A"), timeout=1.5))
+        asker.send(go_ask("r1"), ask("r2", question("t", "Quick one?", "A"), timeout=1.5))
         expect(page.locator(".card")).to_have_count(2, timeout=WITHIN)
-        asker.send({"type": "cancel", "id": "r1"})
+        asker.send(cancel("r1"))
         expect(card(page, "Deploy?")).to_have_count(0, timeout=WITHIN)
         expect(page.locator("#status")).to_contain_text("withdrawn by the asker")
         assert error_code(asker.read()) == "ASK_ABORTED"
@@ -424,7 +417,7 @@ def test_first_answer_wins_between_the_terminal_and_the_page(
         listening_on = tmp_path / "s"
         with Serve(argv=[USERQ, "attach", "--socket", str(listening_on)]) as asker:
             # The terminal first: the page drops it within a second.
-            asker.send(go("r1"))
+            asker.send(go_ask("r1"))
             term.wait_for(f"{P} 1. Yes")
             expect(card(page, "Deploy?")).to_be_visible(timeout=WITHIN)
             term.press("2")
@@ -434,7 +427,7 @@ def test_first_answer_wins_between_the_terminal_and_the_page(
             term.wait_gone("Deploy?")
 
             # The page first: the terminal's prompt is taken down.
-            asker.send(go("r2"))
+            asker.send(go_ask("r2"))
             term.wait_for(f"{P} 1. Yes")
             expect(card(page, "Deploy?")).to_be_visible(timeout=WITHIN)
             page.get_by_role("radio", name="Yes", exact=True).check()
@@ -446,7 +439,7 @@ def test_first_answer_wins_between_the_terminal_and_the_page(
             # A page that missed the news: its late answer is told, never taken.
             late = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
             late.route("**/events", lambda route: route.abort())
-            asker.send(go("r3"))
+            asker.send(go_ask("r3"))
             term.wait_for(f"{P} 1. Yes")
             late.goto(found.group(0))
             expect(card(late, "Deploy?")).to_be_visible()
@@ -473,7 +466,7 @@ def test_sigterm_ends_the_listener_and_the_askers_get_a_coded_error(
 ) -> None:
     page.goto(listening.url)
     with listening.asker() as asker:
-        asker.send(go("r1"))
+        asker.send(go_ask("r1"))
         expect(page.locator(".card")).to_be_visible(timeout=WITHIN)
         begun = time.monotonic()
         listening.proc.send_signal(signal.SIGTERM)
@@ -492,15 +485,8 @@ def test_without_the_web_extra_web_says_so_and_exits_2(tmp_path: Path) -> None:
         "import sys; sys.modules['uvicorn'] = None; sys.argv[0] = 'userq';"
         " from userq_cli._cli.entry import main; main()"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", hide, "listen", "--socket", str(tmp_path / "s"), "--web", "0"],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        start_new_session=True,
-        timeout=60,
-        check=False,
-    )
+    argv = [sys.executable, "-c", hide, "listen", "--socket", str(tmp_path / "s"), "--web", "0"]
+    result = run_script(shlex.join(argv))
     assert result.returncode == 2, result.stderr
     assert "pip install 'userq[web]'" in result.stderr
     assert "Traceback" not in result.stderr

@@ -15,7 +15,8 @@ import re
 from typing import Any
 
 import pytest
-from test_board import item, on_board, run
+from asks import question
+from test_board import on_board, run
 
 from userq_cli._protocol.answer_values import ExplicitAnswer
 
@@ -113,7 +114,7 @@ HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">&amp;'
 def test_caller_text_is_escaped_everywhere() -> None:
     async def test() -> None:
         board, task = await on_board(
-            item(
+            question(
                 "q",
                 HOSTILE,
                 HOSTILE,
@@ -149,7 +150,7 @@ def test_markdown_renders_tables_but_no_raw_html_and_loads_nothing() -> None:
 def test_options_are_named_by_their_label_and_described_beside_it() -> None:
     async def test() -> None:
         board, task = await on_board(
-            {**item("q", "Pick", "A"), "options": [{"label": "A", "description": "the first"}]}
+            {**question("q", "Pick", "A"), "options": [{"label": "A", "description": "the first"}]}
         )
         html = render.card(board.pending()[0])
         control = re.search(r'<input type="radio" id="([^"]+)"', html)
@@ -225,7 +226,7 @@ def signed_in(guard: Guard) -> dict[str, str]:
 
 def test_nothing_of_a_question_without_the_token() -> None:
     async def test() -> None:
-        board, task = await on_board(item("go", "Deploy the secret thing?", "Yes", "No"))
+        board, task = await on_board(question("go", "Deploy the secret thing?", "Yes", "No"))
         guard = Guard(TOKEN, "127.0.0.1")
         web = Web(board, guard)
         for path, headers, want in (
@@ -256,7 +257,7 @@ def test_nothing_of_a_question_without_the_token() -> None:
 
 def test_answering_needs_post_origin_and_the_anti_csrf_value() -> None:
     async def test() -> None:
-        board, task = await on_board(item("go", "Deploy?", "Yes", "No"))
+        board, task = await on_board(question("go", "Deploy?", "Yes", "No"))
         guard = Guard(TOKEN, "127.0.0.1")
         web = Web(board, guard)
         key = board.pending()[0].key
@@ -285,7 +286,7 @@ def test_answering_needs_post_origin_and_the_anti_csrf_value() -> None:
 
 def test_the_page_answers_by_position_and_cannot_name_another_label() -> None:
     async def test() -> None:
-        board, task = await on_board(item("go", "Deploy?", "Yes", "No"))
+        board, task = await on_board(question("go", "Deploy?", "Yes", "No"))
         guard = Guard(TOKEN, "127.0.0.1")
         web = Web(board, guard)
         key = board.pending()[0].key
