@@ -321,6 +321,22 @@ def is_plan_review(question: AskUserQuestionItem) -> bool:
     return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
 
 
+def yes_no(question: AskUserQuestionItem) -> tuple[str, str] | None:
+    """The yes and no labels of a yes/no question, or None: a single-select
+    question of two options, one of them approving (``userq confirm``'s, or
+    any such approval, a two-option plan review too), which ``y`` and ``n``
+    move onto. Known from the question alone, so a listener or a relay peer
+    that shows a confirm sent to it takes y and n too."""
+    options = question.options
+    approve = question.approving_label
+    if question.multi_select or not options or len(options) != 2 or approve is None:
+        return None
+    first, second = options[0].label, options[1].label
+    if approve == first:
+        return first, second
+    return (second, first) if approve == second else None
+
+
 def make_style(no_color: bool) -> Style:
     rules = _MONOCHROME if no_color else _COLOURS
     return Style([(name, rules.get(name, "")) for name in _COLOURS])
