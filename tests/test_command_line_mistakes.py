@@ -34,7 +34,10 @@ def usage_error(result: subprocess.CompletedProcess[str]) -> str:
         (["confirm", "Go?", "--id", ""], "'--id': must not be empty"),
         (["confirm", "Go?", "--id", " "], "'--id': must not be empty"),
         (["confirm", "Go?", "--yes-label", ""], "'--yes-label': the label '' is empty"),
-        (["confirm", "Go?", "--no-label", "Yes"], "--no-label: the label 'Yes' is the same as --yes-label"),
+        (
+            ["confirm", "Go?", "--no-label", "Yes"],
+            "--no-label: the label 'Yes' is the same as --yes-label",
+        ),
         (["review", "-", "--id", ""], "'--id': must not be empty"),
         (["review", "-", "--approve", ""], "'--approve': the label '' is empty"),
         (["review", "-", "-o", "Approve"], "-o: the label 'Approve' is the same as --approve"),

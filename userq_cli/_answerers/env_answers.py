@@ -10,9 +10,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
+from .._protocol.answer_values import (
+    AnswerValue,
+    GrammarError,
+    near_misses,
+    parse_mapping,
+    parse_value,
+)
 from .._protocol.messages import AskUserQuestionItem
-from .._protocol.validation import Undecodable, decode_json
+from .._protocol.validation import Undecodable, decode_json, near_miss
 from .chain import Ask, NeverWaits
 from .settings import ChainConfig, StartupError
 
@@ -66,7 +72,16 @@ class EnvAnswerer(NeverWaits):
 
     def why_not(self, question_ids: Sequence[str]) -> str:
         variables = " or ".join(variable_for(qid) for qid in question_ids)
-        return f"set {variables} (or keys of {MAP_VARIABLE})"
+        near = near_misses(question_ids, self._by_id, f"{MAP_VARIABLE} has")
+        set_ = [name.removeprefix(PREFIX) for name in self._per_variable]
+        wanted = {variable_for(qid).removeprefix(PREFIX): qid for qid in question_ids}
+        near += [
+            f"{PREFIX}{name} is set, not {PREFIX}{want}"
+            for want in wanted
+            for name in set_
+            if name != want and near_miss(name, [want])
+        ]
+        return f"set {variables} (or keys of {MAP_VARIABLE})" + "".join(f"; {n}" for n in near)
 
 
 def _parse_loose(name: str, text: str) -> AnswerValue:
