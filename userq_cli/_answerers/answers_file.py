@@ -24,7 +24,7 @@ from .._protocol.answer_values import (
 )
 from .._protocol.framing import BOM
 from .._protocol.messages import AskUserQuestionItem
-from .._protocol.validation import Undecodable, decode_json
+from .._protocol.validation import Undecodable, decode_json, duplicate_key
 from .._support.files import NoWriter, TooLarge, read_named_file
 from .chain import Ask, NeverWaits
 from .settings import ChainConfig, Option, StartupError
@@ -159,10 +159,16 @@ def _decode(path: Path, data: bytes) -> Any:
     if suffix not in (".toml", ".json"):
         suffix = _format_of_pipe(path, data)
     decode = msgspec.toml.decode if suffix == ".toml" else msgspec.json.decode
+    text = data.removeprefix(BOM)
     try:
-        return decode_json(data.removeprefix(BOM), suffix[1:].upper(), decode)
+        raw = decode_json(text, suffix[1:].upper(), decode)
     except Undecodable as exc:
         raise StartupError(f"answers file {path}: {exc}") from None
+    # TOML refuses a key given twice itself; JSON keeps the later one.
+    twice = duplicate_key(text) if suffix == ".json" else None
+    if twice is not None:
+        raise StartupError(f"answers file {path}: {twice}")
+    return raw
 
 
 def _format_of_pipe(path: Path, data: bytes) -> str:

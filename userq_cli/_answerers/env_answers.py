@@ -18,7 +18,7 @@ from .._protocol.answer_values import (
     parse_value,
 )
 from .._protocol.messages import AskUserQuestionItem
-from .._protocol.validation import Undecodable, decode_json, near_miss
+from .._protocol.validation import Undecodable, decode_json, duplicate_key, near_miss
 from .chain import Ask, NeverWaits
 from .settings import ChainConfig, StartupError
 
@@ -95,6 +95,9 @@ def _parse_loose(name: str, text: str) -> AnswerValue:
         raise StartupError(f"environment variable {name}: JSON nested too deeply") from None
     if not isinstance(raw, str | list | dict | type(None)):
         return text  # 42 or true: the label "42" / "true", as typed
+    twice = duplicate_key(text) if isinstance(raw, dict) else None
+    if twice is not None:
+        raise StartupError(f"environment variable {twice.replace('$', name, 1)}")
     try:
         return parse_value(raw, name)
     except GrammarError as exc:
@@ -108,6 +111,9 @@ def _parse_map(text: str | None) -> dict[str, AnswerValue]:
         raw = decode_json(text)
     except Undecodable as exc:
         raise StartupError(f"environment variable {MAP_VARIABLE} is {exc}") from None
+    twice = duplicate_key(text)
+    if twice is not None:
+        raise StartupError(f"environment variable {twice.replace('$', MAP_VARIABLE, 1)}")
     try:
         return parse_mapping(raw, MAP_VARIABLE)
     except GrammarError as exc:

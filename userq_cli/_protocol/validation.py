@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import sys
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, get_args
 
@@ -80,6 +81,65 @@ def decode_json(
         raise Undecodable(what, str(exc)) from None
     except RecursionError:
         raise Undecodable(what, "nested too deeply", nested=True) from None
+    except ValueError as exc:
+        # TOML's reader turns each integer into an int, and Python refuses
+        # one of more than sys.get_int_max_str_digits() digits (4300).
+        if "integer string conversion" not in str(exc):
+            raise
+        limit = sys.get_int_max_str_digits()
+        raise Undecodable(what, f"an integer of more than {limit} digits") from None
+
+
+def duplicate_key(data: bytes | str) -> str | None:
+    """What is wrong with JSON text that decodes but has a key twice in one
+    object (the first such place, by its ``$.path``), or None.
+
+    A decoder keeps the later of two equal keys, so in preseeded answers
+    ``{"review": "Request changes", ..., "review": "Approve"}`` would
+    approve. msgspec cannot tell, so the text is read again with the
+    standard library's pairs hook, numbers left unread: only preseeded
+    answers (read once, at startup) pay for it."""
+    import json
+
+    def pairs(items: list[tuple[str, Any]]) -> _Object:
+        obj = _Object(items)
+        if len(obj) < len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    obj.twice = key
+                    break
+                seen.add(key)
+        return obj
+
+    def unread(text: str) -> None:
+        return None
+
+    try:
+        tree = json.loads(data, object_pairs_hook=pairs, parse_int=unread, parse_float=unread)
+        where = _first_twice(tree, "$")
+    except RecursionError:  # msgspec read it, nested as deep as it goes
+        return None
+    if where is None:
+        return None
+    key = where.rsplit(".", 1)[-1]
+    return f"{where}: the key {quote(key)} is given twice (each key once: the later would win)"
+
+
+class _Object(dict[str, Any]):
+    twice: str | None = None
+
+
+def _first_twice(node: Any, path: str) -> str | None:
+    if isinstance(node, _Object):
+        if node.twice is not None:
+            return f"{path}.{node.twice}"
+        children = ((f"{path}.{key}", value) for key, value in node.items())
+    elif isinstance(node, list):
+        children = ((f"{path}[{index}]", value) for index, value in enumerate(node))
+    else:
+        return None
+    return next((found for p, v in children if (found := _first_twice(v, p))), None)
 
 
 class BadLine(UserQuestionError):
