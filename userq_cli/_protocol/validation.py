@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import sys
 from collections.abc import Callable, Collection, Iterator
 from typing import Any, get_args
 
@@ -54,6 +53,10 @@ class _Kind(msgspec.Struct):
 _kind_decoder = msgspec.json.Decoder(_Kind)
 
 
+#: What Python says of an integer too long for int(), and its limit.
+_INT_LIMIT = re.compile(r"Exceeds the limit \((\d+) digits\) for integer string conversion")
+
+
 class Undecodable(ValueError):
     """Text a caller wrote that does not decode. ``str()`` says why, worded
     alike wherever it came from: ``not valid JSON: ...``."""
@@ -83,11 +86,11 @@ def decode_json(
         raise Undecodable(what, "nested too deeply", nested=True) from None
     except ValueError as exc:
         # TOML's reader turns each integer into an int, and Python refuses
-        # one of more than sys.get_int_max_str_digits() digits (4300).
-        if "integer string conversion" not in str(exc):
+        # one of more digits than its limit (4300, unless set otherwise).
+        limit = _INT_LIMIT.search(str(exc))
+        if limit is None:
             raise
-        limit = sys.get_int_max_str_digits()
-        raise Undecodable(what, f"an integer of more than {limit} digits") from None
+        raise Undecodable(what, f"an integer of more than {limit[1]} digits") from None
 
 
 def duplicate_key(data: bytes | str) -> str | None:

@@ -213,17 +213,20 @@ def _prototypes() -> dict[int, str]:
     several (the prototype, which many sources map to), or one that maps to
     several characters (``m`` to ``rn``); in a pair of two characters that
     only have each other, the later one maps to the earlier, which tells
-    the same texts apart. Read as a file, not imported: the package loads
-    the same data with json at import, five times slower, and its helpers
-    import urllib."""
+    the same texts apart.
+
+    Read as the package's data, once, as an import reads a module: not
+    imported, since the package loads the same data with json at import,
+    five times slower, and its helpers import urllib; not through
+    importlib.resources either, whose own imports cost three times the
+    read."""
     import importlib.util
-    from pathlib import Path
 
     spec = importlib.util.find_spec("confusable_homoglyphs")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the confusable_homoglyphs package is missing: reinstall userq")
-    data = Path(spec.submodule_search_locations[0], "confusables.json").read_bytes()
-    pairs = msgspec.json.decode(data, type=dict[str, list[_Homoglyph]])
+    with open(f"{spec.submodule_search_locations[0]}/confusables.json", "rb") as data:
+        pairs = msgspec.json.decode(data.read(), type=dict[str, list[_Homoglyph]])
     mapping: dict[int, str] = {}
     for char, partners in pairs.items():
         if len(char) != 1 or len(partners) != 1:
