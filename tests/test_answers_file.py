@@ -103,7 +103,7 @@ def test_environment_files_come_first_and_the_command_line_wins(tmp_path: Path) 
         ("a.toml", "[answer]\nx = 'y'\n", "$.answer: unknown key"),
         ("a.toml", "[answers]\nx = 3\n", "$.answers.x"),
         ("a.toml", "[answers]\nx = { selcted = [] }\n", "$.answers.x"),
-        ("a.toml", "[agents.p]\nx = 'y'\n", "$.agents.p: expected only an answers table"),
+        ("a.toml", "[agents.p]\nx = 'y'\n", '$.agents.p.x: unknown key "x" (expected answers)'),
         ("a.toml", "[agents.p.answers]\nx = [1]\n", "$.agents.p.answers.x[0]"),
         ("a.json", "[]", "$: expected a table"),
     ],

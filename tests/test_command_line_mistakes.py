@@ -33,8 +33,11 @@ def usage_error(result: subprocess.CompletedProcess[str]) -> str:
         (["ask", "Pick", "--id", ""], "'--id': must not be empty"),
         (["confirm", "Go?", "--id", ""], "'--id': must not be empty"),
         (["confirm", "Go?", "--id", " "], "'--id': must not be empty"),
-        (["confirm", "Go?", "--yes", ""], "'--yes': the label '' is empty"),
-        (["confirm", "Go?", "--no", "Yes"], "--no: the label 'Yes' is the same as --yes"),
+        (["confirm", "Go?", "--yes-label", ""], "'--yes-label': the label '' is empty"),
+        (
+            ["confirm", "Go?", "--no-label", "Yes"],
+            "--no-label: the label 'Yes' is the same as --yes-label",
+        ),
         (["review", "-", "--id", ""], "'--id': must not be empty"),
         (["review", "-", "--approve", ""], "'--approve': the label '' is empty"),
         (["review", "-", "-o", "Approve"], "-o: the label 'Approve' is the same as --approve"),

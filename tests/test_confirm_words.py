@@ -31,9 +31,9 @@ def test_the_words_name_the_yes_label_whatever_it_is(word: str) -> None:
     result = run_command(
         "confirm",
         "Ship?",
-        "--yes",
+        "--yes-label",
         "Ship",
-        "--no",
+        "--no-label",
         "Wait",
         "--json",
         env={"USERQ_ANSWER_CONFIRM": word},

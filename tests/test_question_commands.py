@@ -115,7 +115,7 @@ def test_description_pairing_in_process() -> None:
         (["ask", "Q?", "-o", "a", "-d", "x", "-d", "y"], "two descriptions"),
         (["ask", "Q?", "--detail", "x", "--detail-file", "f"], "not both"),
         (["ask", "Q?", "--detail-file", "/nonexistent"], "cannot read /nonexistent"),
-        (["confirm", "Q?", "--yes", "Ok", "--no", "Ok"], "is the same as --yes"),
+        (["confirm", "Q?", "--yes-label", "Ok", "--no-label", "Ok"], "is the same as --yes-label"),
         (["confirm", "Q?", "--default", "maybe"], "--default"),
         (["review", "/nonexistent/plan.md"], "cannot read"),
         (["review", "/dev/zero"], "larger than the 16 MiB limit"),  # not read to the end
@@ -182,7 +182,7 @@ def test_confirm_exit_status(answer: str, status: int, stdout: str) -> None:
 
 def test_confirm_custom_labels_in_a_shell_if() -> None:
     result = run_script(
-        'if userq confirm "Ship it?" --yes Ship --no Wait; then echo shipped; else echo waiting; fi',
+        'if userq confirm "Ship it?" --yes-label Ship --no-label Wait; then echo shipped; else echo waiting; fi',
         env={"USERQ_ANSWER_CONFIRM": "Ship"},
     )
     assert result.stdout == "shipped\n"

@@ -8,6 +8,7 @@ terminal is large enough again, when the prompt takes keys as before.
 
 from __future__ import annotations
 
+import re
 import shlex
 from pathlib import Path
 
@@ -34,8 +35,8 @@ COMMANDS = {
 
 
 def notice_shown(term: Term) -> bool:
-    # The notice wraps by characters: its rows, joined, give its text back.
-    return TOO_SMALL_TEXT.split(":")[0] in "".join(term.screen.display)
+    # The notice wraps between words: its rows, joined, give its words back.
+    return TOO_SMALL_TEXT in " ".join(" ".join(term.screen.display).split())
 
 
 def start(tmp_path: Path, kind: str, size: str = "short") -> tuple[Term, Path]:
@@ -130,3 +131,25 @@ def test_the_smallest_plan_review_shown_shows_some_of_the_plan(tmp_path: Path) -
     )
     assert shown is not None, "no plan review was shown below 30 rows"
     assert "Step 01" in shown, shown
+
+
+@pytest.mark.parametrize(
+    ("size", "need"), [("short", r"\d+ rows \(it has 3\)"), ("narrow", r"20 columns \(it has 19\)")]
+)
+def test_the_notice_wraps_between_words_and_says_what_it_needs(
+    tmp_path: Path, size: str, need: str
+) -> None:
+    """The rows, joined by one space, give the notice back word for word:
+    no word was cut in two ("lar", "ger")."""
+    term, _ = start(tmp_path, "plan review", size)
+    try:
+        rows = [row.strip() for row in term.screen.display if row.strip()]
+        assert len(rows) > 1  # it did wrap
+        notice = f"{TOO_SMALL_TEXT}: it needs {need}. Make it larger, or press Esc to cancel."
+        assert re.fullmatch(
+            re.escape(TOO_SMALL_TEXT) + notice[len(TOO_SMALL_TEXT) :], " ".join(rows)
+        )
+        term.press(ESC)
+        assert term.wait_exit() == 5
+    finally:
+        term.close()

@@ -350,7 +350,7 @@ def test_a_near_miss_of_every_known_field_is_refused_at_its_path(
     error = bad({"id": "r", "questions": [_PARTS[part]({near_miss: "x"})]})
     assert error.code == "BAD_REQUEST" and error.ask_id == "r"
     assert f".{near_miss}: " in error.message
-    assert f'the field is spelled "{wire_name}"' in error.message
+    assert f'did you mean "{wire_name}"?' in error.message
 
 
 def test_the_near_misses_of_the_issue() -> None:
@@ -359,7 +359,7 @@ def test_the_near_misses_of_the_issue() -> None:
         assert error.message.startswith(f"$.questions[0].{name}: ")
         assert '"multiSelect"' in error.message
     assert bad({"questions": [q(), q("p", Header="h")]}).message.startswith(
-        '$.questions[1].Header: unknown field "Header"; the field is spelled "header"'
+        '$.questions[1].Header: unknown field "Header"; did you mean "header"?'
     )
 
 

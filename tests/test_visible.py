@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from userq_cli._protocol.messages import AskUserQuestionOption
 from userq_cli._protocol.visible import (
     _IGNORED_ON_SCREEN,
-    _LATIN_LOOKALIKES,
     _SPACES,
     UNSAFE,
     _key_of_any_text,
     clean,
     keys_of,
     looks_like_key,
+    skeleton,
 )
 
 
@@ -68,7 +68,7 @@ def _key_as_defined(label: str) -> str:
     text = unicodedata.normalize("NFKC", label)
     text = _IGNORED_ON_SCREEN.sub("", text)
     text = _SPACES.sub(" ", text).strip(" ")
-    return text.translate(_LATIN_LOOKALIKES)
+    return skeleton(text)
 
 
 # Spaces of every kind (the ASCII one often), look-alikes, accents,

@@ -11,7 +11,9 @@ how to name it; the rest is here, once:
 - a peer that could not be reached at all declines, so the chain goes on;
 - an approval the peer's own defaults policy chose is not taken (a peer
   older than the question's ``approve`` would give one): userq never takes
-  an approval from a policy, so the question goes on down the chain.
+  an approval from a policy, so the question goes on down the chain;
+- a wait for the peer that lasts says so on a terminal's stderr (`waiting`):
+  the human may be at another terminal, and a blank one looks hung.
 """
 
 from __future__ import annotations
@@ -60,6 +62,11 @@ class Forwarding(Answerer):
     def peer_name(self) -> str:
         """The peer, in NO_PROVIDER messages."""
 
+    @property
+    @abstractmethod
+    def waiting_for(self) -> str:
+        """Who an ask waits for, in the line that says so (`waiting`)."""
+
     @abstractmethod
     async def _connect(self) -> PeerStream:
         """A new connection to the peer; `NotReached` when there is none."""
@@ -77,16 +84,18 @@ class Forwarding(Answerer):
     ) -> dict[str, AnswerValue]:
         request = ask.request
         self._declined.forget(q.id for q in open_questions)
+        from .._support.waiting import waiting
         from ._peer_link import Declined
         from ._peer_stream import Unreachable
 
-        peer = await self._running_peer()
-        if peer is None:
-            return {}
-        async with self._share.hold() if self._share else contextlib.nullcontext():
-            raw = questions_as_sent(ask.line, [q.id for q in open_questions])
-            via = self._via(request)
-            outcome = await peer.ask(request, open_questions, ask.remaining(), raw, via)
+        async with waiting(self.waiting_for):
+            peer = await self._running_peer()
+            if peer is None:
+                return {}
+            async with self._share.hold() if self._share else contextlib.nullcontext():
+                raw = questions_as_sent(ask.line, [q.id for q in open_questions])
+                via = self._via(request)
+                outcome = await peer.ask(request, open_questions, ask.remaining(), raw, via)
         if isinstance(outcome, Unreachable):
             self._unreachable = outcome.reason
             return {}

@@ -34,7 +34,7 @@ import sys
 
 from .._protocol.framing import READ_CHUNK
 from .._protocol.limits import MAX_PEER_STDERR_LINE
-from .._support.diagnostics import diagnostic, reason, say, stderr_or_nothing
+from .._support.diagnostics import above_standing, diagnostic, reason, say, stderr_or_nothing
 from .._support.writes import WRITE_CHUNK, write_some
 
 #: Before each line of the peer's stderr.
@@ -156,7 +156,7 @@ async def _pass_on(lines: list[str]) -> None:
     it does, giving up a stderr that fails), in pieces that wait for room."""
     if not lines:
         return
-    text = "".join(diagnostic(PREFIX + line) for line in lines)
+    text = above_standing("".join(diagnostic(PREFIX + line) for line in lines))
     with stderr_or_nothing():
         fd = _descriptor()
         if fd is None:  # userq run in-process: nothing to wait for

@@ -15,10 +15,16 @@ from typing import Any
 
 import msgspec
 
-from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping
+from .._protocol.answer_values import (
+    AnswerValue,
+    GrammarError,
+    near_misses,
+    parse_mapping,
+    unknown_key,
+)
 from .._protocol.framing import BOM
 from .._protocol.messages import AskUserQuestionItem
-from .._protocol.validation import Undecodable, decode_json
+from .._protocol.validation import Undecodable, decode_json, duplicate_key
 from .._support.files import NoWriter, TooLarge, read_named_file
 from .chain import Ask, NeverWaits
 from .settings import ChainConfig, Option, StartupError
@@ -28,7 +34,7 @@ FILES_VARIABLE = "USERQ_ANSWERS_FILE"
 # thousands of long answers fit; a wrong path (/dev/zero, a disk image, a log)
 # fails at startup with a message instead of filling memory.
 MAX_FILE_BYTES = 16 << 20
-_TOP_LEVEL_KEYS = {"answers", "agents"}
+_TOP_LEVEL_KEYS = ("answers", "agents")
 
 
 class AnswerSet(msgspec.Struct):
@@ -102,7 +108,12 @@ class FileAnswerer(NeverWaits):
     def why_not(self, question_ids: Sequence[str]) -> str:
         if not self._files:
             return f"no answers file given (--answers FILE or {FILES_VARIABLE})"
-        return f"not in the {self._files} answers file{'s' * (self._files > 1)} given"
+        several = self._files > 1
+        given = self._answers
+        keys = {key for answers in (given.common, *given.by_agent.values()) for key in answers}
+        near = near_misses(question_ids, keys, "they have" if several else "it has")
+        files = f"the {self._files} answers file{'s' * several} given"
+        return f"not in {files}" + "".join(f"; {n}" for n in near)
 
 
 def files_named(environ: Mapping[str, str], given: Sequence[Path]) -> list[tuple[Path, str]]:
@@ -148,10 +159,16 @@ def _decode(path: Path, data: bytes) -> Any:
     if suffix not in (".toml", ".json"):
         suffix = _format_of_pipe(path, data)
     decode = msgspec.toml.decode if suffix == ".toml" else msgspec.json.decode
+    text = data.removeprefix(BOM)
     try:
-        return decode_json(data.removeprefix(BOM), suffix[1:].upper(), decode)
+        raw = decode_json(text, suffix[1:].upper(), decode)
     except Undecodable as exc:
         raise StartupError(f"answers file {path}: {exc}") from None
+    # TOML refuses a key given twice itself; JSON keeps the later one.
+    twice = duplicate_key(text) if suffix == ".json" else None
+    if twice is not None:
+        raise StartupError(f"answers file {path}: {twice}")
+    return raw
 
 
 def _format_of_pipe(path: Path, data: bytes) -> str:
@@ -170,9 +187,9 @@ def _format_of_pipe(path: Path, data: bytes) -> str:
 def _to_answer_set(raw: Any) -> AnswerSet:
     if not isinstance(raw, Mapping):
         raise GrammarError("$: expected a table/object with [answers] and/or [agents.NAME.answers]")
-    unknown = sorted(set(raw) - _TOP_LEVEL_KEYS)
+    unknown = sorted(set(raw) - set(_TOP_LEVEL_KEYS))
     if unknown:
-        raise GrammarError(f"$.{unknown[0]}: unknown key (expected answers or agents)")
+        raise GrammarError(unknown_key("$", unknown[0], _TOP_LEVEL_KEYS))
     agents = raw.get("agents", {})
     if not isinstance(agents, Mapping):
         raise GrammarError("$.agents: expected a table/object of agent id -> {answers = ...}")
@@ -184,6 +201,9 @@ def _to_answer_set(raw: Any) -> AnswerSet:
 
 def _agent_answers(agent: str, table: Any) -> dict[str, AnswerValue]:
     path = f"$.agents.{agent}"
-    if not isinstance(table, Mapping) or set(table) - {"answers"}:
+    if not isinstance(table, Mapping):
         raise GrammarError(f"{path}: expected only an answers table")
+    unknown = sorted(set(table) - {"answers"})
+    if unknown:
+        raise GrammarError(unknown_key(path, unknown[0], ("answers",)))
     return parse_mapping(table.get("answers", {}), f"{path}.answers")

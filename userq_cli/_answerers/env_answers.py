@@ -10,9 +10,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._protocol.answer_values import AnswerValue, GrammarError, parse_mapping, parse_value
+from .._protocol.answer_values import (
+    AnswerValue,
+    GrammarError,
+    near_misses,
+    parse_mapping,
+    parse_value,
+)
 from .._protocol.messages import AskUserQuestionItem
-from .._protocol.validation import Undecodable, decode_json
+from .._protocol.validation import Undecodable, decode_json, duplicate_key, near_miss
 from .chain import Ask, NeverWaits
 from .settings import ChainConfig, StartupError
 
@@ -66,7 +72,16 @@ class EnvAnswerer(NeverWaits):
 
     def why_not(self, question_ids: Sequence[str]) -> str:
         variables = " or ".join(variable_for(qid) for qid in question_ids)
-        return f"set {variables} (or keys of {MAP_VARIABLE})"
+        near = near_misses(question_ids, self._by_id, f"{MAP_VARIABLE} has")
+        set_ = [name.removeprefix(PREFIX) for name in self._per_variable]
+        wanted = {variable_for(qid).removeprefix(PREFIX): qid for qid in question_ids}
+        near += [
+            f"{PREFIX}{name} is set, not {PREFIX}{want}"
+            for want in wanted
+            for name in set_
+            if name != want and near_miss(name, [want])
+        ]
+        return f"set {variables} (or keys of {MAP_VARIABLE})" + "".join(f"; {n}" for n in near)
 
 
 def _parse_loose(name: str, text: str) -> AnswerValue:
@@ -80,6 +95,9 @@ def _parse_loose(name: str, text: str) -> AnswerValue:
         raise StartupError(f"environment variable {name}: JSON nested too deeply") from None
     if not isinstance(raw, str | list | dict | type(None)):
         return text  # 42 or true: the label "42" / "true", as typed
+    twice = duplicate_key(text) if isinstance(raw, dict) else None
+    if twice is not None:
+        raise StartupError(f"environment variable {twice.replace('$', name, 1)}")
     try:
         return parse_value(raw, name)
     except GrammarError as exc:
@@ -93,6 +111,9 @@ def _parse_map(text: str | None) -> dict[str, AnswerValue]:
         raw = decode_json(text)
     except Undecodable as exc:
         raise StartupError(f"environment variable {MAP_VARIABLE} is {exc}") from None
+    twice = duplicate_key(text)
+    if twice is not None:
+        raise StartupError(f"environment variable {twice.replace('$', MAP_VARIABLE, 1)}")
     try:
         return parse_mapping(raw, MAP_VARIABLE)
     except GrammarError as exc:

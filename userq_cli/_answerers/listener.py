@@ -78,6 +78,10 @@ class ListenerAnswerer(Forwarding):
         return f"the listener on {quote(os.fspath(self._path))}"
 
     @property
+    def waiting_for(self) -> str:
+        return f"an answer at userq listen ({os.fspath(self._path)})"
+
+    @property
     def interactive(self) -> bool:
         peer = self._live_peer
         if peer is not None and peer.link.hello is not None:

@@ -113,6 +113,10 @@ class RelayAnswerer(Forwarding):
         return f"the peer {quote(self.command)}"
 
     @property
+    def waiting_for(self) -> str:
+        return f"an answer from the relay peer {quote(self.command)}"
+
+    @property
     def peer_hello(self) -> PeerHello | None:
         peer = self._live_peer
         return peer.link.hello if peer is not None else None

@@ -93,6 +93,9 @@ class _Echo:
         if saved is None:
             os.close(fd)
             return
+        from .._support.waiting import terminal_taken
+
+        terminal_taken()  # a line saying userq waits elsewhere goes first
         quiet = list(saved)
         quiet[3] &= ~termios.ECHO  # lflag
         try:
@@ -110,6 +113,8 @@ class _Echo:
         if fd is None or saved is None:
             return
         self._fd = self._saved = None
+        from .._support.waiting import terminal_given_back
+
         try:
             # Only the echo flag: the rest of the settings may have moved on.
             current = termios.tcgetattr(fd)
@@ -119,6 +124,7 @@ class _Echo:
             pass  # the terminal went away: nothing to restore
         finally:
             os.close(fd)
+            terminal_given_back()
 
 
 class TtyAnswerer(Answerer):

@@ -193,9 +193,17 @@ def attach(socket: typer_option(option_named("--socket")) = None) -> None:  # ty
 
         userq --relay 'ssh laptop userq attach' < requests.jsonl
     """
+    from .._answerers.settings import StartupError
     from .._runtime.attach import attach as attach_to
+    from .._runtime.run_options import check_variables
+    from .._support.diagnostics import say
     from .._support.socket_path import socket_path
 
+    try:
+        check_variables(os.environ)
+    except StartupError as exc:
+        say(f"{exc}")
+        raise typer.Exit(ExitStatus.USAGE) from None
     raise typer.Exit(attach_to(socket_path(socket, os.environ)))
 
 

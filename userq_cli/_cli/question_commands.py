@@ -7,7 +7,6 @@ outcome in the exit status."""
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -180,9 +179,54 @@ def ask(
 # --- confirm ------------------------------------------------------------------
 
 
-class Default(StrEnum):
-    yes = "yes"
-    no = "no"
+def _not_an_answer(word: str) -> Callable[[typer.Context, typer.CallbackParam, bool], bool]:
+    """``-y``/``--yes`` and ``-n``/``--no``: the habit of commands that
+    assume an answer (apt, gum's labels), refused with what to do instead.
+    Eager, so the message comes before any other mistake it caused (the
+    question taken for an old ``--yes`` label's value)."""
+
+    def refuse(ctx: typer.Context, param: typer.CallbackParam, given: bool) -> bool:
+        if given:
+            raise _Refused(_NOT_AN_ANSWER[word], ctx=ctx, param=param)
+        return given
+
+    return refuse
+
+
+class _Refused(typer.BadParameter):
+    """A usage error that says what to do, without click's "Invalid value
+    for" in front: the option is refused whatever its value."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+_NOT_AN_ANSWER = {
+    "yes": "-y/--yes is not an option: userq confirm never answers yes without a human."
+    " To answer it in advance, preseed the answer (USERQ_ANSWER_CONFIRM=yes, or"
+    " USERQ_ANSWER_<ID> for its --id; or --answers FILE). The yes label is --yes-label LABEL.",
+    "no": "-n/--no is not an option: userq confirm asks a human. To answer no in advance,"
+    " preseed the answer (USERQ_ANSWER_CONFIRM=no, or USERQ_ANSWER_<ID> for its --id;"
+    " or --answers FILE). The no label is --no-label LABEL.",
+}
+
+
+def _default_label(value: str | None, yes: str, no: str) -> str | None:
+    """The label ``--default`` names: what a preseeded answer to this confirm
+    may say (`confirm_answer`: y, yes, true, n, no, false in any case, or a
+    label), or a usage error."""
+    if value is None:
+        return None
+    from .._protocol.answer_values import confirm_answer
+
+    label = confirm_answer(value, yes, no)
+    if label in (yes, no):
+        return label
+    raise typer.BadParameter(
+        f"{value!r} is neither yes nor no (y, yes, true, n, no, false in any case,"
+        f" or the label {yes!r} or {no!r})",
+        param_hint="--default",
+    )
 
 
 @chain_options(max_line_bytes=False)
@@ -195,17 +239,20 @@ def confirm(
         ),
     ],
     yes: Annotated[
-        str, typer.Option("--yes", metavar="LABEL", callback=_label, help="The yes label.")
+        str,
+        typer.Option("--yes-label", metavar="LABEL", callback=_label, help="The yes label."),
     ] = "Yes",
     no: Annotated[
-        str, typer.Option("--no", metavar="LABEL", callback=_label, help="The no label.")
+        str, typer.Option("--no-label", metavar="LABEL", callback=_label, help="The no label.")
     ] = "No",
     default: Annotated[
-        Default | None,
+        str | None,
         typer.Option(
             "--default",
-            help="What Enter picks on the prompt; an answer by itself only with --defaults.",
-            case_sensitive=False,
+            metavar="yes|no",
+            help="What Enter picks on the prompt (also y, n, true, false, or a label);"
+            " an answer by itself only with --defaults.",
+            show_default=False,
         ),
     ] = None,
     header: HeaderOption = None,
@@ -219,19 +266,31 @@ def confirm(
         ),
     ] = False,
     json_output: JsonOption = False,
+    assume_yes: Annotated[
+        bool,
+        typer.Option("-y", "--yes", is_eager=True, hidden=True, callback=_not_an_answer("yes")),
+    ] = False,
+    assume_no: Annotated[
+        bool,
+        typer.Option("-n", "--no", is_eager=True, hidden=True, callback=_not_an_answer("no")),
+    ] = False,
 ) -> None:
     """Ask a yes/no question: exit 0 for yes, 1 for no.
 
     It must be answered: there is no skip, and no "Other" unless
     --allow-other (typed text is printed and counts as no). The prompt
-    starts on no unless --default yes. Other exit statuses: 2 usage or bad
-    answer, 3 nobody answered, 4 aborted or timed out, 5 dismissed.
+    starts on no unless --default yes; y and n move onto yes and no, and
+    only Enter answers. There is no -y/--yes: a yes takes a human, or an
+    answer preseeded in advance (USERQ_ANSWER_CONFIRM=yes). Other exit
+    statuses: 2 usage or bad answer, 3 nobody answered, 4 aborted or timed
+    out, 5 dismissed.
 
     Example:
 
         if userq confirm "Delete 3 files?"; then rm -- *.tmp; fi
     """
-    _check_labels([yes, no], hint="--no", first="--yes")
+    _check_labels([yes, no], hint="--no-label", first="--yes-label")
+    chosen = _default_label(default, yes, no)
     item = AskUserQuestionItem(
         id=ask_id,
         question=question,
@@ -242,7 +301,6 @@ def confirm(
         allow_other=allow_other,
         approve=yes,
     )
-    chosen = {Default.yes: yes, Default.no: no}.get(default) if default else None
     # The exit status is the answer; only typed text is worth printing.
     confirm = Confirm(yes, no, chosen)
     outcome = _run(item, given(ctx), json_output, labels=False, confirm=confirm)

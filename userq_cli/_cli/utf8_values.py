@@ -1,4 +1,5 @@
-"""Command-line text must be UTF-8: the protocol carries nothing else.
+"""Command-line text must be UTF-8: the protocol carries nothing else (and
+usage lines are written as a Unix tool writes them).
 
 Python keeps an argument's bytes that are not UTF-8 as lone surrogates; a
 question or label holding one could not be written as JSON, and would fail
@@ -29,11 +30,20 @@ def _check(ctx: Any, params: list[Any]) -> None:
                 ) from None
 
 
+def _plain(piece: str) -> str:
+    """A usage piece as a Unix tool writes it: typer writes a required
+    argument as ``{QUESTION}``, a brace no man page or shell would use."""
+    return piece[1:-1] if piece.startswith("{") and piece.endswith("}") else piece
+
+
 class Utf8Command(TyperCommand):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         rest: list[str] = super().parse_args(ctx, args)
         _check(ctx, self.get_params(ctx))
         return rest
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [_plain(piece) for piece in super().collect_usage_pieces(ctx)]
 
 
 class Utf8Group(TyperGroup):

@@ -25,7 +25,6 @@ from prompt_toolkit.keys import Keys
 from prompt_toolkit.layout import (
     Container,
     DynamicContainer,
-    FormattedTextControl,
     HSplit,
     Window,
 )
@@ -38,6 +37,7 @@ from prompt_toolkit.styles import Style
 from .._protocol.messages import AskUserQuestionItem
 from .._protocol.visible import segments
 from .terminal import discard_typeahead
+from .wrap import Line, WrappedText, wrap
 
 T = TypeVar("T")
 
@@ -200,9 +200,7 @@ def _notice_drawn(app: Application[Any], frame: int) -> bool:
     return _NOTICE_FRAMES.get(app) == frame
 
 
-TOO_SMALL_TEXT = (
-    "The terminal is too small to show this question: make it larger, or press Esc to cancel."
-)
+TOO_SMALL_TEXT = "The terminal is too small to show this question"
 
 
 #: Narrower than this, a screen cannot show an option's number and label (a
@@ -210,21 +208,43 @@ TOO_SMALL_TEXT = (
 MIN_COLUMNS = 20
 
 
-def too_small() -> TooSmall:
-    notice = FormattedTextControl([("class:warning", TOO_SMALL_TEXT)])
-    return TooSmall(notice, wrap_lines=True)
+def too_small_notice(need: str) -> str:
+    """What the notice says: what the screen needs (``14 rows``), and what
+    to do."""
+    return f"{TOO_SMALL_TEXT}: it needs {need}. Make it larger, or press Esc to cancel."
+
+
+def too_small(needs: Callable[[int], str]) -> TooSmall:
+    """The notice, wrapped between words; ``needs(width)`` says what the
+    screen needs, for the notice to say (the rows: which depends on the
+    width, as the legend's lines do)."""
+
+    def render(width: int) -> list[Line]:
+        return wrap([("class:warning", too_small_notice(needs(width)))], width)
+
+    return TooSmall(WrappedText(render, cache=False))
 
 
 def stack(children: Sequence[Container], *, key_bindings: KeyBindings | None = None) -> HSplit:
     """``children`` top to bottom; `TooSmall` in their place when they do not
     fit. Every screen's rows are laid out by this, so `screen_shown` knows."""
-    return HSplit(children, key_bindings=key_bindings, window_too_small=too_small())
+
+    def needs(width: int) -> str:
+        rows = split.preferred_height(width, 10**6).min
+        return f"{rows} rows (it has {get_app().output.get_size().rows})"
+
+    split = HSplit(children, key_bindings=key_bindings, window_too_small=too_small(needs))
+    return split
 
 
 def wide_enough(screen: Callable[[], Container]) -> Container:
     """The container ``screen`` gives, or `TooSmall` in its place on a
     terminal narrower than `MIN_COLUMNS` (an HSplit knows only its height)."""
-    notice = too_small()
+
+    def needs(width: int) -> str:
+        return f"{MIN_COLUMNS} columns (it has {width})"
+
+    notice = too_small(needs)
 
     def shown() -> Container:
         return screen() if get_app().output.get_size().columns >= MIN_COLUMNS else notice
@@ -246,7 +266,6 @@ TICKED = "◉"
 UNTICKED = "○"
 APPROVE_MARK = "✔"
 DECLINE_MARK = "✘"
-ELLIPSIS = "…"
 ANSWERED_MARK = "✔"  # a batch's question with an answer, in the tab bar
 SKIPPED_MARK = "\u2013"  # (an en dash) a batch's question that was skipped
 
@@ -319,6 +338,22 @@ PLAN_REVIEW = "plan-review"
 def is_plan_review(question: AskUserQuestionItem) -> bool:
     intent = question.intent
     return bool(intent and intent.kind == PLAN_REVIEW and intent.approve and question.detail)
+
+
+def yes_no(question: AskUserQuestionItem) -> tuple[str, str] | None:
+    """The yes and no labels of a yes/no question, or None: a single-select
+    question of two options, one of them approving (``userq confirm``'s, or
+    any such approval, a two-option plan review too), which ``y`` and ``n``
+    move onto. Known from the question alone, so a listener or a relay peer
+    that shows a confirm sent to it takes y and n too."""
+    options = question.options
+    approve = question.approving_label
+    if question.multi_select or not options or len(options) != 2 or approve is None:
+        return None
+    first, second = options[0].label, options[1].label
+    if approve == first:
+        return first, second
+    return (second, first) if approve == second else None
 
 
 def make_style(no_color: bool) -> Style:

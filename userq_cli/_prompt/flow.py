@@ -290,7 +290,7 @@ class _Flow:
             out += self._tabs(index)
         elif self.questions[0].header:
             out.append(([], untrusted(f" {self.questions[0].header} ", "class:tag")))
-        return out + self._source()
+        return _leading(out + self._source())
 
     def _review_title(self) -> list[Piece]:
         return [([], [("class:position", "review")]), *self._tabs(-1), *self._source()]
@@ -319,7 +319,10 @@ class _Flow:
             out.append((gap, [("class:source", asked), *untrusted(who, "class:source")]))
         waiting = self.info.waiting_text()
         if waiting:
-            out.append((gap, [("class:source", f"· {waiting}")]))
+            # Each request is dismissed on its own: three in the queue take
+            # three Ctrl-Cs, and the line says so.
+            text = f"· {waiting} (Esc or Ctrl-C dismisses only this one)"
+            out.append((gap, [("class:source", text)]))
         left = self.info.seconds_left()
         if left is not None:
             style = "class:warning" if left <= LAST_MINUTE else "class:source"
@@ -361,6 +364,17 @@ def _forget_height(app: Application[dict[str, Answer]], screen: Screen) -> None:
     wanted = screen.container.preferred_height(size.columns, size.rows).preferred
     if wanted < min(last.height, size.rows):
         app.renderer.erase(leave_alternate_screen=False)
+
+
+def _leading(pieces: list[Piece]) -> list[Piece]:
+    """The status line, its first part without the "· " that sets it apart
+    from a part before it (with no header, a countdown starts the line)."""
+    if pieces:
+        _, first = pieces[0]
+        if first and first[0][1].startswith("· "):
+            style, text, *rest = first[0]
+            pieces[0] = ([], [(style, text.removeprefix("· "), *rest), *first[1:]])  # type: ignore[list-item]
+    return pieces
 
 
 def _start_on(state: SelectState, label: str | None) -> None:

@@ -15,8 +15,7 @@ from prompt_toolkit.data_structures import Point
 from prompt_toolkit.layout import Dimension, Window
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
-from .common import ELLIPSIS
-from .wrap import Line, Piece, clip, fill, width_of
+from .wrap import ELLIPSIS, Line, Piece, clip, fill, width_of
 
 Pair = tuple[str, str]
 #: Weight of the screen's fixed lines (title, question, message, legend) in

@@ -14,8 +14,8 @@ import msgspec
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.layout.controls import UIContent, UIControl
 
-from .common import ELLIPSIS, POINTER, TICKED, UNTICKED, untrusted
-from .wrap import Line, clip, truncate, width_of, wrap
+from .common import POINTER, TICKED, UNTICKED, untrusted
+from .wrap import ELLIPSIS, Line, clip, truncate, width_of, wrap
 
 #: Descriptions of rows other than the current one show at most this many
 #: lines; the current row shows its description in full.

@@ -27,7 +27,7 @@ from prompt_toolkit.utils import get_cwidth
 
 from .._protocol.messages import AskUserQuestionItem
 from .._protocol.visible import clean
-from .common import Answer, Cancelled, bind, is_plan_review, run
+from .common import Answer, Cancelled, bind, is_plan_review, run, yes_no
 from .flow import ESC_TIMEOUT, RequestInfo
 from .terminal import PlainTerminal, discard_typeahead
 
@@ -160,6 +160,15 @@ def _letters(question: AskUserQuestionItem) -> list[str]:
     return ["o"] * question.allow_other + ["s"] * (not question.required)
 
 
+def _yes_no_words(question: AskUserQuestionItem) -> dict[str, str]:
+    """``y``, ``yes``, ``n``, ``no`` and their labels, on a yes/no question."""
+    labels = yes_no(question)
+    if labels is None:
+        return {}
+    yes, no = labels
+    return {"y": yes, "yes": yes, "n": no, "no": no}
+
+
 def _or(words: list[str]) -> str:
     """``1-3, o or s``: the choices, the last joined by "or"."""
     return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
@@ -171,7 +180,9 @@ async def _single(
     labels, term, letters = question.labels, turn.term, _letters(question)
     number = str(labels.index(default) + 1) if default in labels else ""
     enter = f", Enter for {number}" if number and turn.current is None else ""
-    choices = _or([f"1-{len(labels)}", *letters])
+    # A yes/no question takes y and n too: a typed line, ended by Enter.
+    words = _yes_no_words(question)
+    choices = _or([f"1-{len(labels)}", *(["y", "n"] if words else []), *letters])
     ask = f"Choose {choices}{enter}{turn.keys()} (Esc cancels): "
     back = ", or b to go back" if turn.back else ""
     while True:
@@ -179,6 +190,8 @@ async def _single(
         if (shared := turn.shared(line.lower(), ("b", "<"))) is not None:
             return shared
         line = line or number
+        if line.lower() in words:
+            return Answer((words[line.lower()],))
         if line.isdigit() and 1 <= int(line) <= len(labels):
             return Answer((labels[int(line) - 1],))
         if line.lower() == "s" and "s" in letters:
@@ -186,7 +199,8 @@ async def _single(
         if line.lower() == "o" and "o" in letters and (custom := await _custom(term)):
             return Answer(custom=custom)
         if line.lower() != "o" or "o" not in letters:
-            numbers = _or([f"a number from 1 to {len(labels)}", *letters])
+            yes_no_keys = ["y", "n"] if words else []
+            numbers = _or([f"a number from 1 to {len(labels)}", *yes_no_keys, *letters])
             term.write(f"Please type {numbers}{back}.\n")
 
 

@@ -7,6 +7,7 @@ keys are declared together in `_Select.keys`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -22,7 +23,7 @@ from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
 from .._protocol.messages import AskUserQuestionItem
 from .._protocol.visible import clean
-from .common import Answer, bind, picked, screen_shown, stack, untrusted
+from .common import Answer, bind, picked, screen_shown, stack, untrusted, yes_no
 from .legend import Pair
 from .listview import Item, ListState, OptionList
 from .numbers import NumberEntry
@@ -39,6 +40,9 @@ EMPTY_MULTI_WARNING = (
 REQUIRED_MULTI_WARNING = "Nothing is ticked. This question must be answered: Space ticks an option."
 POINTED_HINT = "A number never approves: press Enter on this option to approve."
 POINTED_MULTI_HINT = "A number never ticks the approving option: press Space to tick it."
+FILTERED_HINT = "The filter left the approving option here: press Enter again to approve."
+#: How long the hint for a key that does nothing stays, unless a key acts first.
+STRAY_KEY_SECONDS = 3.0
 
 
 class SelectState(msgspec.Struct):
@@ -47,7 +51,11 @@ class SelectState(msgspec.Struct):
     options: ListState
     mode: Mode = "list"
     warned: bool = False  # Enter with nothing ticked was pressed once
-    pointed: bool = False  # a digit has just pointed at the approving option
+    #: Why the cursor is on the approving option, which takes Enter to
+    #: approve (a digit, a y, a filter pointed there): the hint that says so.
+    pointed: str = ""
+    #: A key that does nothing here was typed: the hint of the keys that do.
+    stray: str = ""
 
     @property
     def answer(self) -> Answer:
@@ -123,6 +131,8 @@ class _Select:
         self.ctx = ctx
         self.pager = pager
         self.detail = DetailPane(question, "d") if question.detail and pager is None else None
+        #: The yes and no labels of a yes/no question, for y and n.
+        self.yes_no = yes_no(question)
         state.mode = "list"  # a screen (re)opens on its list
         self.numbers = NumberEntry(self._numbered_rows, self._show_number, self._pick_number)
         # Typed text is a key that acts, too: none while the screen is not shown.
@@ -191,9 +201,10 @@ class _Select:
     def _message(self) -> StyleAndTextTuples:
         if self.numbers.typed:
             return [("class:hint", f"{self.numbers.typed}{NUMBER_HINT}")]
+        if self.state.stray:
+            return [("class:warning", self.state.stray)]
         if self.state.pointed:
-            hint = POINTED_MULTI_HINT if self.list.multi else POINTED_HINT
-            return [("class:warning", hint)]
+            return [("class:warning", self.state.pointed)]
         if not self.state.warned:
             return []
         required = self.question.required
@@ -212,6 +223,9 @@ class _Select:
         numbers = f"1-{max(self._numbered_rows(), 9)}"
         if multi:
             pairs += [(f"Space/{numbers}", "tick"), ("a", "all"), ("Enter", "confirm")]
+        elif self.yes_no:
+            # A digit picks only the no here: y and n say more.
+            pairs += [("y/n", "go to yes/no"), ("Enter", "choose")]
         else:
             pairs += [(numbers, "pick"), ("Enter", "choose")]
         pairs += [("o", "other")] if self.question.allow_other else []
@@ -243,6 +257,13 @@ class _Select:
         bind(kb, ["end", "G"], act(lambda: self.list.jump(-1)), when=listing & paging)
         for digit in "0123456789":
             bind(kb, [digit], self._digit_key, when=listing)
+        if self.yes_no:
+            yes, no = self.yes_no
+            bind(kb, ["y", "Y"], self._go_to(yes), when=listing)
+            bind(kb, ["n", "N"], self._go_to(no), when=listing)
+        # Every other printable key that no binding of the list takes (a
+        # binding for one key wins over <any>): a hint of the keys that work.
+        bind(kb, ["<any>"], self._stray_key, when=listing)
         bind(kb, ["enter"], self._confirm_key, when=listing)
         bind(kb, ["space"], act(self._tick_current), when=listing & multi)
         bind(kb, ["a"], act(self.list.toggle_all), when=listing & multi)
@@ -290,7 +311,7 @@ class _Select:
         and drops a number being typed."""
 
         def handler(event: KeyPressEvent) -> None:
-            self.state.warned = self.state.pointed = False
+            self._forget_hints()
             self.numbers.drop()  # a number being typed ends unpicked
             action()
 
@@ -305,9 +326,61 @@ class _Select:
     def _pager_page(self) -> int:
         return max(self.pager.last_height - 1, 1) if self.pager else 1
 
+    def _forget_hints(self) -> None:
+        self.state.warned = False
+        self.state.pointed = self.state.stray = ""
+
     def _digit_key(self, event: KeyPressEvent) -> None:
-        self.state.warned = self.state.pointed = False
+        self._forget_hints()
         self.numbers.digit(event.data)
+
+    def _go_to(self, label: str) -> Callable[[KeyPressEvent], None]:
+        """``y`` or ``n``: the cursor onto the yes or no option. Never an
+        answer: Enter gives it, and on the approving yes an Enter typed
+        right after the key is ignored, as after a digit (`EnterGuard`)."""
+
+        def go(event: KeyPressEvent) -> None:
+            self._forget_hints()
+            self.numbers.drop()
+            items, matches = self.list.items, self.list.matches
+            position = next((p for p, i in enumerate(matches) if items[i].label == label), None)
+            if position is None:  # filtered out
+                self._stray_key(event)
+                return
+            self.list.cursor = position
+            if items[matches[position]].approves:
+                self.state.pointed = (
+                    f"{event.data} only moves here: press Enter on this option to approve."
+                )
+                picked(get_app())
+
+        return go
+
+    def _stray_key(self, event: KeyPressEvent) -> None:
+        """A printable key that does nothing here: say which keys do, for a
+        moment (until a key acts, or `STRAY_KEY_SECONDS`)."""
+        key = event.data
+        if len(key) != 1 or not key.isprintable() or key.isspace():
+            return  # a control key or a sequence nothing binds: as before, nothing
+        self.numbers.drop()
+        hint = f"{key!r} does nothing here: {self._working_keys()}."
+        self.state.stray = hint
+
+        def expire() -> None:
+            if self.state.stray == hint:
+                self.state.stray = ""
+                event.app.invalidate()
+
+        asyncio.get_running_loop().call_later(STRAY_KEY_SECONDS, expire)
+
+    def _working_keys(self) -> str:
+        """The keys that answer, in words, for the hint of a stray key."""
+        if self.yes_no:
+            yes, no = (clean(label) for label in self.yes_no)
+            return f"y or n moves to {yes!r} or {no!r}, Enter answers, Esc cancels"
+        if self.list.multi:
+            return "Space ticks, Enter confirms, / filters, Esc cancels; all keys are below"
+        return "a number or ↑↓ and Enter choose, / filters, Esc cancels; all keys are below"
 
     def _numbered_rows(self) -> int:
         matches, items = self.list.matches, self.list.items
@@ -331,7 +404,7 @@ class _Select:
             # multi-select) then does. An Enter typed right after the number,
             # out of habit, is ignored (EnterGuard).
             self.list.cursor = position
-            self.state.pointed = True
+            self.state.pointed = POINTED_MULTI_HINT if self.list.multi else POINTED_HINT
             picked(get_app())
         elif self.list.multi:
             self.list.cursor = position
@@ -404,8 +477,11 @@ class _Select:
         self.state.mode = "list"
         item = self.list.current_item
         # The filter may have brought the approving option under the cursor;
-        # approving takes an Enter of its own, on the list.
-        if not self.list.multi and not (item is not None and item.approves):
+        # approving takes an Enter of its own, on the list, and the prompt
+        # says so.
+        if item is not None and item.approves and not self.list.multi:
+            self.state.pointed = FILTERED_HINT
+        elif not self.list.multi:
             self._confirm()
 
     def _clear_filter(self) -> None:

@@ -16,7 +16,8 @@ from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.layout.controls import UIContent, UIControl
 from prompt_toolkit.utils import get_cwidth
 
-from .common import ELLIPSIS
+ELLIPSIS = "…"  # where text is cut
+
 
 Line = StyleAndTextTuples
 #: A piece of a line that is never split between lines (a key and its

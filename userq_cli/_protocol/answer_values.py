@@ -14,14 +14,14 @@ never passed on, and a value that does not fit never falls through silently.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import msgspec
 
 from .errors import UserQuestionError, quote
 from .messages import AskUserQuestionAnswerItem, AskUserQuestionItem
-from .validation import format_validation_error
+from .validation import format_validation_error, near_miss
 
 
 class ExplicitAnswer(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -39,8 +39,39 @@ class GrammarError(ValueError):
     """A value outside the grammar; the message names the path within its source."""
 
 
+_EXPLICIT_KEYS = ("selected", "custom")
+
+
+def unknown_key(path: str, key: str, known: Sequence[str]) -> str:
+    """What is said of ``key`` at ``path``, which is none of ``known``: its
+    near miss, if it is one (`near_miss`: ``selcted``, ``answer``)."""
+    right = near_miss(key, known)
+    guess = f"; did you mean {quote(right)}?" if right else ""
+    expected = " or ".join(known)
+    return f"{path}.{key}: unknown key {quote(key)}{guess} (expected {expected})"
+
+
+def near_misses(question_ids: Sequence[str], keys: Iterable[str], where: str) -> list[str]:
+    """Why a preseeded answer may not have been found: a key of it that is
+    a near miss of a question asked (``deploy_target`` for
+    ``deploy-target``), worded ``WHERE "key", not "id"``. Said only when
+    the question went unanswered, so its cost is no ask's."""
+    wanted = set(question_ids)
+    return [
+        f"{where} {quote(key)}, not {quote(qid)} (ids match exactly)"
+        for key in keys
+        if key not in wanted
+        for qid in question_ids
+        if near_miss(key, [qid])
+    ]
+
+
 def parse_value(raw: Any, path: str) -> AnswerValue:
     """Check a decoded JSON/TOML value against the grammar."""
+    if isinstance(raw, Mapping):
+        for key in raw:
+            if key not in _EXPLICIT_KEYS:
+                raise GrammarError(unknown_key(path, str(key), _EXPLICIT_KEYS))
     try:
         value: AnswerValue = msgspec.convert(raw, AnswerValue)
         return value

@@ -45,15 +45,15 @@ class Message(
     - ``tag_field="type"``: requests and responses are tagged unions on
       ``type``, so one decoder picks the right struct without guessing.
     - unknown fields are ignored (msgspec's default) for forward compatibility:
-      a newer client may send fields this version does not know. The
-      question's parts (`AskUserQuestionItem`, `AskUserQuestionOption`,
-      `AskUserQuestionIntent`) are the exception, as types: decoded straight
-      into them, an unknown field fails. That lets the one typed decode of an
-      ask also prove it has none, so the usual ask costs nothing for the
-      near-miss check (`multi_select` for ``multiSelect`` is refused, not
-      ignored); userq's reader (`validation.decode_request`) checks an ask
-      that has some for near misses and drops the rest, so on the wire they
-      are still ignored.
+      a newer client may send fields this version does not know. An ask
+      and its parts (`AskUserQuestionRequest`, `AskUserQuestionItem`,
+      `AskUserQuestionOption`, `AskUserQuestionIntent`) are the exception,
+      as types: decoded straight into them, an unknown field fails. That
+      lets the one typed decode of an ask also prove it has none, so the
+      usual ask costs nothing for the near-miss check (``option`` for
+      ``options`` is refused, not ignored); userq's reader
+      (`validation.decode_request`) checks an ask that has some for near
+      misses and drops the rest, so on the wire they are still ignored.
     - ``gc=False``: a message is a tree (decoded from JSON, or built to be
       encoded), never part of a reference cycle, so the garbage collector
       need not track it; every ask builds several (about 0.1 us less per
@@ -142,7 +142,8 @@ class AgentId(Part, kw_only=True):
 # --- requests (client -> userq) -------------------------------------------------
 
 
-class AskUserQuestionRequest(Message, tag="ask", kw_only=True):
+# Refuses unknown fields as a type, as its questions do (see `Message`).
+class AskUserQuestionRequest(Message, tag="ask", kw_only=True, forbid_unknown_fields=True):
     """Ask one or more questions; answered by exactly one answer or error line."""
 
     id: NonEmpty | None = None

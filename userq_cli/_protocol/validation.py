@@ -53,6 +53,10 @@ class _Kind(msgspec.Struct):
 _kind_decoder = msgspec.json.Decoder(_Kind)
 
 
+#: What Python says of an integer too long for int(), and its limit.
+_INT_LIMIT = re.compile(r"Exceeds the limit \((\d+) digits\) for integer string conversion")
+
+
 class Undecodable(ValueError):
     """Text a caller wrote that does not decode. ``str()`` says why, worded
     alike wherever it came from: ``not valid JSON: ...``."""
@@ -80,6 +84,65 @@ def decode_json(
         raise Undecodable(what, str(exc)) from None
     except RecursionError:
         raise Undecodable(what, "nested too deeply", nested=True) from None
+    except ValueError as exc:
+        # TOML's reader turns each integer into an int, and Python refuses
+        # one of more digits than its limit (4300, unless set otherwise).
+        limit = _INT_LIMIT.search(str(exc))
+        if limit is None:
+            raise
+        raise Undecodable(what, f"an integer of more than {limit[1]} digits") from None
+
+
+def duplicate_key(data: bytes | str) -> str | None:
+    """What is wrong with JSON text that decodes but has a key twice in one
+    object (the first such place, by its ``$.path``), or None.
+
+    A decoder keeps the later of two equal keys, so in preseeded answers
+    ``{"review": "Request changes", ..., "review": "Approve"}`` would
+    approve. msgspec cannot tell, so the text is read again with the
+    standard library's pairs hook, numbers left unread: only preseeded
+    answers (read once, at startup) pay for it."""
+    import json
+
+    def pairs(items: list[tuple[str, Any]]) -> _Object:
+        obj = _Object(items)
+        if len(obj) < len(items):
+            seen: set[str] = set()
+            for key, _ in items:
+                if key in seen:
+                    obj.twice = key
+                    break
+                seen.add(key)
+        return obj
+
+    def unread(text: str) -> None:
+        return None
+
+    try:
+        tree = json.loads(data, object_pairs_hook=pairs, parse_int=unread, parse_float=unread)
+        where = _first_twice(tree, "$")
+    except RecursionError:  # msgspec read it, nested as deep as it goes
+        return None
+    if where is None:
+        return None
+    key = where.rsplit(".", 1)[-1]
+    return f"{where}: the key {quote(key)} is given twice (each key once: the later would win)"
+
+
+class _Object(dict[str, Any]):
+    twice: str | None = None
+
+
+def _first_twice(node: Any, path: str) -> str | None:
+    if isinstance(node, _Object):
+        if node.twice is not None:
+            return f"{path}.{node.twice}"
+        children = ((f"{path}.{key}", value) for key, value in node.items())
+    elif isinstance(node, list):
+        children = ((f"{path}[{index}]", value) for index, value in enumerate(node))
+    else:
+        return None
+    return next((found for p, v in children if (found := _first_twice(v, p))), None)
 
 
 class BadLine(UserQuestionError):
@@ -262,16 +325,62 @@ def _fold(name: str) -> str:
     return name.lower().replace("_", "").replace("-", "")
 
 
+#: The start of a field a caller adds for its own use: never taken for a
+#: near miss of a known field, whatever it is close to.
+EXTENSION_PREFIX = "x-"
+
+
+def edit_distance(a: str, b: str, most: int) -> int:
+    """The optimal string alignment distance of ``a`` and ``b`` (one edit:
+    a character inserted, deleted, replaced, or two neighbours swapped), or
+    ``most + 1`` when it is more than ``most``: a name far longer than any
+    known one costs nothing to rule out."""
+    if abs(len(a) - len(b)) > most:
+        return most + 1
+    before: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        row = [i]
+        for j, y in enumerate(b, 1):
+            cost = min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (x != y))
+            if i > 1 and j > 1 and x == b[j - 2] and a[i - 2] == y:
+                cost = min(cost, before[j - 2] + 1)
+            row.append(cost)
+        before, previous = previous, row
+    return min(previous[-1], most + 1)
+
+
+def near_miss(name: str, known: Collection[str]) -> str | None:
+    """The known name that ``name`` is a near miss of, or None: the same
+    but for case, ``_`` and ``-`` (``multi_select``), or within one edit of
+    it, two for a name of eight letters or more (``option``, ``quesiton``,
+    ``desciption``), none for one of two (``id``). Compared folded; a name
+    with the extension prefix is never one; the nearest wins."""
+    if name.lower().startswith(EXTENSION_PREFIX):
+        return None
+    folded = _fold(name)
+    best, distance = None, 3
+    for candidate in known:
+        target = _fold(candidate)
+        # A two-letter name (``id``) is one edit from many a field of its
+        # own (``pid``, ``ui``): only its case is a near miss.
+        most = 2 if len(target) >= 8 else 1 if len(target) > 2 else 0
+        found = edit_distance(folded, target, most)
+        if found <= most and found < distance:
+            best, distance = candidate, found
+    return best
+
+
 class _Fields:
     """The wire names of a struct's fields, read off the type (so a field
-    added to it is covered at once), and each by its folded form."""
+    added to it is covered at once)."""
 
-    def __init__(self, struct: type[msgspec.Struct]) -> None:
+    def __init__(self, struct: type[msgspec.Struct], *extra: str) -> None:
         fields = msgspec.structs.fields(struct)
-        self.names = frozenset(field.encode_name for field in fields)
-        self.by_fold = {_fold(name): name for name in self.names}
+        self.names = frozenset([*(field.encode_name for field in fields), *extra])
 
 
+_REQUEST_FIELDS = _Fields(AskUserQuestionRequest, "type")
 _QUESTION_FIELDS = _Fields(AskUserQuestionItem)
 _OPTION_FIELDS = _Fields(AskUserQuestionOption)
 _INTENT_FIELDS = _Fields(AskUserQuestionIntent)
@@ -284,23 +393,31 @@ _encoder = msgspec.json.Encoder()
 
 
 def _known_fields_only(data: bytes) -> bytes:
-    """The ask on line ``data`` without the unknown fields of its questions,
-    options and intents (their types refuse them, see `Message`), or
-    ``data`` itself when it has none. Values are kept as the JSON they are:
-    an unknown field is not read (it may hold ``1e400``), and any part
-    that is not shaped as the protocol says is left for the decoder to word.
+    """The ask on line ``data`` without the unknown fields of its own, of
+    its questions, options and intents (their types refuse them, see
+    `Message`), or ``data`` itself when it has none. Values are kept as the
+    JSON they are: an unknown field is not read (it may hold ``1e400``),
+    and any part that is not shaped as the protocol says is left for the
+    decoder to word.
 
-    A field whose name is a known one but for case, ``_`` and ``-`` (a near
-    miss: ``multi_select``, ``MultiSelect``, ``Header``) is BAD_REQUEST, not
-    ignored: a harness that misspells ``multiSelect`` must not get a
-    single-select question in silence."""
+    A field whose name is a near miss of a known one of its part
+    (`near_miss`: ``multi_select``, ``Header``, ``option``, ``quesiton``)
+    is BAD_REQUEST, not ignored: a harness that misspells ``options`` must
+    not get a free-text question in silence. A field that is near nothing
+    known, or starts with ``x-``, is ignored: a newer caller's, or the
+    caller's own."""
     ask = _loose(_loose_object, data)
-    questions = _objects(ask.get("questions")) if ask else None
-    if not questions:
+    if not ask:
         return data
     id_value = _loose(_decoder, ask["id"]) if "id" in ask else None
     ask_id = id_value if isinstance(id_value, str) else None
     changed = False
+    if not _all_known([ask], _REQUEST_FIELDS):
+        _drop_unknown(ask, _REQUEST_FIELDS, "$", ask_id)
+        changed = True
+    questions = _objects(ask.get("questions"))
+    if not questions:
+        return _encoder.encode(ask) if changed else data
     for index, question in enumerate(questions):
         if isinstance(question, dict) and _drop_question_fields(question, index, ask_id):
             questions[index] = msgspec.Raw(_encoder.encode(question))
@@ -372,14 +489,18 @@ def _loose(decoder: msgspec.json.Decoder[Any], raw: msgspec.Raw | bytes | None) 
 def _drop_unknown(fields: dict[str, Any], known: _Fields, path: str, ask_id: str | None) -> None:
     """Drop the unknown ``fields``; BAD_REQUEST for a near miss."""
     for name in [name for name in fields if name not in known.names]:
-        right = known.by_fold.get(_fold(name))
+        right = near_miss(name, known.names)
         if right is not None:
-            raise BadLine(
-                f"{path}.{name}: unknown field {quote(name)}; the field is spelled"
-                f" {quote(right)} (field names are exact)",
-                ask_id,
-            )
+            raise BadLine(f"{path}.{name}: {unknown_field(name, right)}", ask_id)
         del fields[name]
+
+
+def unknown_field(name: str, right: str) -> str:
+    """What is said of a field that is a near miss of ``right``."""
+    return (
+        f"unknown field {quote(name)}; did you mean {quote(right)}? (field names are exact;"
+        f" a field of the caller's own starts with {quote(EXTENSION_PREFIX)})"
+    )
 
 
 def format_validation_error(exc: msgspec.ValidationError) -> str:
@@ -480,7 +601,22 @@ def _approval_problem(question: AskUserQuestionItem) -> tuple[str, str] | None:
     return None
 
 
+#: The intent kinds this version knows; any other is shown as a generic
+#: question.
+INTENT_KINDS = ("plan-review",)
+
+
 def _intent_problem(question: AskUserQuestionItem, intent: AskUserQuestionIntent) -> str | None:
+    kind = intent.kind
+    if kind not in INTENT_KINDS and (right := near_miss(kind.strip(), INTENT_KINDS)):
+        # A kind written almost as a known one would be shown, and answered
+        # by a policy, as a generic question: a plan-review that is no
+        # approval. Kinds are exact, as field names are.
+        return (
+            f"intent kind {quote(kind)} is not a kind this version knows; did you mean"
+            f" {quote(right)}? (kinds are exact; an unknown kind is shown as a generic"
+            " question, which is no approval)"
+        )
     if not question.detail:
         return f"intent {quote(intent.kind)} on question {quote(question.id)}, which has no detail"
     if intent.approve is not None:

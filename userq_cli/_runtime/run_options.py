@@ -143,6 +143,7 @@ class RunOptions(msgspec.Struct, frozen=True):
         options, by answerer name and field (`userq listen`'s notifications,
         `userq mcp`'s forms); ``board``: the queue `userq listen` shares
         between its terminal and its page."""
+        check_variables(environ)
         names = self.chain_names(environ, default_order)
         classes = {name: answerer_class(self.registry[name]) for name in names}
         for owner, option in options_of(self.registry):
@@ -182,3 +183,27 @@ class RunOptions(msgspec.Struct, frozen=True):
             if option.adds and (given or by_variable):
                 names = with_answerer(names, owner)
         return names
+
+
+def check_variables(environ: Mapping[str, str]) -> None:
+    """StartupError for a userq variable that is not UTF-8 text, naming it:
+    the protocol carries nothing else, and Python keeps the bytes of such a
+    value as lone surrogates, which would fail later, far from their cause
+    (any USERQ_ANSWER_ variable, for whatever id, is read at startup)."""
+    for name, value in environ.items():
+        if not name.startswith(USERQ_PREFIX):
+            continue
+        for text, what in ((name, "name"), (value, "value")):
+            try:
+                text.encode()
+            except UnicodeEncodeError as error:
+                byte = ord(text[error.start]) & 0xFF
+                shown = name.encode(errors="surrogateescape").decode(errors="backslashreplace")
+                raise StartupError(
+                    f"environment variable {shown}: its {what} is not UTF-8 text"
+                    f" (byte 0x{byte:02x} at {error.start})"
+                ) from None
+
+
+#: Every variable userq reads starts so.
+USERQ_PREFIX = "USERQ_"

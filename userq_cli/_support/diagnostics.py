@@ -15,9 +15,55 @@ from contextlib import contextmanager
 
 def say(text: str) -> None:
     """``userq: TEXT`` on stderr (`diagnostic`), unless stderr has failed
-    (`stderr_or_nothing`)."""
+    (`stderr_or_nothing`); above the standing line, if one is shown."""
     with stderr_or_nothing():
-        print(diagnostic(text), end="", file=sys.stderr, flush=True)
+        print(above_standing(diagnostic(text)), end="", file=sys.stderr, flush=True)
+
+
+# --- the standing line ---------------------------------------------------------
+# One line that stays last on a terminal's stderr while userq waits on someone
+# (`waiting`): whatever else userq writes there goes above it, so that it can
+# be erased when the wait is over (the cursor is on the line below it).
+
+#: Up a line, to its start, and erase it: the standing line, from below it.
+ERASE_LINE_ABOVE = "\x1b[1A\r\x1b[2K"
+
+_standing = ""  # the standing line as shown, with its newline; "" when none is
+
+
+def show_standing(line: str) -> None:
+    """Show ``line`` (a whole line, with its newline) as the standing line,
+    in place of the one shown, if any."""
+    global _standing
+    text = (ERASE_LINE_ABOVE if _standing else "") + line
+    _standing = line
+    with stderr_or_nothing():
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+def erase_standing() -> None:
+    """Erase the standing line, if one is shown."""
+    global _standing
+    if _standing:
+        _standing = ""
+        with stderr_or_nothing():
+            sys.stderr.write(ERASE_LINE_ABOVE)
+            sys.stderr.flush()
+
+
+def forget_standing() -> None:
+    """Leave the standing line where it is, for good: something else drew
+    on the terminal since (another program's prompt), so the line above
+    the cursor may no longer be it."""
+    global _standing
+    _standing = ""
+
+
+def above_standing(text: str) -> str:
+    """``text``, to be written to stderr, written above the standing line:
+    the line erased first and shown again after it."""
+    return f"{ERASE_LINE_ABOVE}{text}{_standing}" if _standing else text
 
 
 def show(line: str) -> None:
