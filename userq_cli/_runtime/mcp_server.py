@@ -48,7 +48,7 @@ from mcp.server.lowlevel.server import Server as McpServer
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from .._answerers.elicit import FormReply, FormUnavailable
+from .._answerers.elicit import FIRST_REVISION, REVISIONS, FormReply, FormUnavailable
 from .._answerers.registry import MCP_DEFAULT_ORDER
 from .._answerers.settings import StartupError
 from .._protocol.errors import quote
@@ -308,6 +308,12 @@ class McpFront:
             return "the ask did not come from an MCP client"
         session = ctx.session
         name = _client_name(ctx)
+        revision = ctx.protocol_version
+        if revision not in REVISIONS and revision < FIRST_REVISION:
+            return (
+                f"the MCP client {name} speaks MCP {revision}, which has no forms"
+                f" (elicitation came with {FIRST_REVISION})"
+            )
         capabilities = session.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
             return f"the MCP client {name} did not declare the elicitation capability"
@@ -317,6 +323,10 @@ class McpFront:
         if not session.can_send_request:
             return f"the MCP client {name} cannot be sent a form on this connection"
         return None
+
+    def revision(self, request: AskUserQuestionRequest) -> str:
+        ctx = self._calls.get(request.id or "")
+        return ctx.protocol_version if ctx is not None else FIRST_REVISION
 
     async def ask_form(
         self, request: AskUserQuestionRequest, message: str, schema: dict[str, Any]
