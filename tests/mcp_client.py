@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.session import ElicitationFnT
@@ -222,3 +223,18 @@ class RawClient:
         for stream in (self.proc.stdin, self.proc.stdout):
             if stream is not None and not stream.closed:
                 stream.close()
+
+
+class Beats:
+    """A progress callback that counts the notifications, and can be awaited
+    until ``count`` came."""
+
+    def __init__(self, count: int) -> None:
+        self.values: list[float] = []
+        self._count = count
+        self.came = anyio.Event()
+
+    async def __call__(self, value: float, total: float | None, message: str | None) -> None:
+        self.values.append(value)
+        if len(self.values) == self._count:
+            self.came.set()

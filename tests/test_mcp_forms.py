@@ -75,6 +75,20 @@ _UNTITLED_ITEMS = {
     "required": ["type", "enum"],
     "properties": {"type": {"const": "string"}, "enum": _STRINGS},
 }
+
+
+def _list(items: dict[str, Any]) -> dict[str, Any]:
+    """A multi-select field of 2025-11-25, its items as given."""
+    return _field(
+        ["type", "items"],
+        type={"const": "array"},
+        items=items,
+        minItems={"type": "integer"},
+        maxItems={"type": "integer"},
+        default=_STRINGS,
+    )
+
+
 FIELD_2025_11_25 = {
     "anyOf": [
         _field(["type"], **{**_STRING_2025_06_18["properties"], "default": _TEXT}),
@@ -87,32 +101,8 @@ FIELD_2025_11_25 = {
             oneOf={"type": "array", "items": _CHOICE},
             default=_TEXT,
         ),
-        _field(
-            ["type", "items"],
-            type={"const": "array"},
-            items={
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["anyOf"],
-                "properties": {"anyOf": {"type": "array", "items": _CHOICE}},
-            },
-            minItems={"type": "integer"},
-            maxItems={"type": "integer"},
-            default=_STRINGS,
-        ),
-        _field(
-            ["type", "items"],
-            type={"const": "array"},
-            items={
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["type", "enum"],
-                "properties": {"type": {"const": "string"}, "enum": _STRINGS},
-            },
-            minItems={"type": "integer"},
-            maxItems={"type": "integer"},
-            default=_STRINGS,
-        ),
+        _list(_TITLED_ITEMS),
+        _list(_UNTITLED_ITEMS),
         _ENUM_2025_06_18,
     ]
 }

@@ -330,20 +330,12 @@ def _ticked(question: AskUserQuestionItem, content: Mapping[str, Any], key: str)
 
 
 def _misfit(question: AskUserQuestionItem, key: str | None, value: Any, kind: str) -> NoReturn:
-    shown = msgspec.json.encode(value).decode() if _plain(value) else type(value).__name__
+    # The content came as JSON, so quote() can show it (cut, if long).
     raise UserQuestionError(
         "BAD_ANSWER",
         f"question {quote(question.id)}: the elicit answer's field {quote(key or '')} holds"
-        f" {shown[:200]}, not {kind}",
+        f" {quote(value)[:200]}, not {kind}",
     )
-
-
-def _plain(value: Any) -> bool:
-    try:
-        msgspec.json.encode(value)
-    except (TypeError, UnicodeEncodeError, OverflowError):
-        return False
-    return True
 
 
 def _title(question: AskUserQuestionItem) -> str:

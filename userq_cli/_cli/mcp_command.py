@@ -18,13 +18,15 @@ INSTALL_HINT = (
 )
 
 
-def run_mcp_command(options: RunOptions, keepalive: float, environ: Mapping[str, str]) -> int:
+def run_mcp_command(
+    options: RunOptions, keepalive: float, keep_late: float, environ: Mapping[str, str]
+) -> int:
     try:
         import mcp  # noqa: F401 (only whether it imports)
     except ImportError:
         print(f"userq: {INSTALL_HINT}", file=sys.stderr)
         return ExitStatus.USAGE
-    from .._runtime.mcp_server import run_mcp
+    from .._runtime.mcp import run_mcp
 
     if sys.stdin.isatty():
         # Typed at a shell, it would wait in silence for JSON-RPC.
@@ -33,4 +35,4 @@ def run_mcp_command(options: RunOptions, keepalive: float, environ: Mapping[str,
             " MCP client to start (see docs/agents.md); Ctrl-C to stop",
             file=sys.stderr,
         )
-    return run_mcp(options, keepalive, environ)
+    return run_mcp(options, keepalive, keep_late, environ)
