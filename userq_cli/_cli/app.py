@@ -184,6 +184,27 @@ def mcp(
             show_default=False,
         ),
     ] = 600.0,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of"
+            " stdio (HOST: 127.0.0.1 unless given; PORT 0: any free port).",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: Annotated[
+        str | None,
+        typer.Option(
+            "--token-file",
+            metavar="FILE",
+            help="With --http: the bearer token every request must carry, read"
+            " from FILE (needed for a HOST that is not loopback)"
+            " [env var: USERQ_MCP_TOKEN gives the token itself].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve MCP on stdin and stdout: one tool, ask_user_question.
 
@@ -196,7 +217,8 @@ def mcp(
     agent named by its clientInfo.name, for [agents.NAME.answers] in an
     answers file. A cancelled call withdraws its question (one the client
     gave up on stays up for --keep-late); when the client goes away, every
-    pending question is withdrawn and userq exits 0.
+    pending question is withdrawn and userq exits 0. With --http, any
+    number of clients connect by URL, each session its own agent.
     Needs the mcp extra: pip install 'userq[mcp]'.
 
     Example, registering userq with Claude Code:
@@ -205,7 +227,9 @@ def mcp(
     """
     from .mcp_command import run_mcp_command
 
-    raise typer.Exit(run_mcp_command(given(ctx), keepalive, keep_late, dict(os.environ)))
+    raise typer.Exit(
+        run_mcp_command(given(ctx), keepalive, keep_late, http, token_file, dict(os.environ))
+    )
 
 
 @app.command(cls=Utf8Command)

@@ -1,8 +1,8 @@
-"""`userq mcp`: the chain behind one MCP tool, on stdio.
+"""`userq mcp`: the chain behind one MCP tool, over stdio or Streamable HTTP.
 
-`front` is the tool and its forms; `wire` the stdio transport; `tool` words
-the results; `late` keeps the answers that came after their call;
-`skeleton` finds the id of a message nobody can read.
+`front` is the tool and its forms; `wire` the stdio transport, `http` the
+HTTP one; `tool` words the results; `late` keeps the answers that came after
+their call; `skeleton` finds the id of a message nobody can read.
 """
 
 from __future__ import annotations
