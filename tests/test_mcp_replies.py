@@ -68,6 +68,11 @@ MALFORMED: dict[str, tuple[bytes, Any, int]] = {
         19,
         -32602,
     ),
+    "invalid UTF-8 in params that is no object": (
+        b'{"jsonrpc":"2.0","id":20,"method":"tools/call","params":"\xff"}\n',
+        20,
+        -32602,
+    ),
     "not JSON": (b"hello\n", None, -32700),
     "an array": (b"[1, 2]\n", None, -32600),
 }

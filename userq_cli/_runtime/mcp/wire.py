@@ -101,6 +101,9 @@ class StdioWire:
                         await out.room()
                 for frame in framer.close():
                     await self._take(frame, unreadable, to_server)
+                # Before the server sees the end: the calls it then cuts
+                # off are withdrawn, not kept for a client that is gone.
+                self.ended.set()
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             pass  # the server stopped listening: userq is stopping
         finally:
@@ -120,7 +123,7 @@ class StdioWire:
         try:
             message = types.jsonrpc_message_adapter.validate_json(text, by_name=False)
         except ValidationError as exc:
-            await unreadable.line(frame.data, exc)
+            await unreadable.line(frame.data, text, exc)
             return
         await to_server.send(SessionMessage(message))
 
@@ -145,9 +148,9 @@ class Unreadable:
       ``-32700`` for text that is not JSON, ``-32602`` for ``params`` that
       cannot be read, ``-32600`` for anything else (too long, too deep, a
       lone surrogate escape outside ``params``); the message says which;
-    - a reply to a request of the server's (an ``id``, a ``result`` or an
-      ``error``, no ``method``): that request is answered with an error
-      naming the reason, so the form it was ends as refused, at once;
+    - a reply to a request of the server's (an ``id`` and no ``method``):
+      that request is answered with an error naming the reason, so the form
+      it was ends as refused, at once;
     - a notification (a ``method``, no ``id``): nothing can be sent back, so
       one line on stderr says it was dropped;
     - anything else: the parse error with a null id that JSON-RPC asks for.
@@ -176,13 +179,15 @@ class Unreadable:
         )
         await self._reply(skeleton, types.INVALID_REQUEST, reason)
 
-    async def line(self, data: bytes, error: ValidationError) -> None:
+    async def line(self, data: bytes, text: str, error: ValidationError) -> None:
+        """A whole line the SDK refused; ``text``: its UTF-8, decoded as the
+        SDK decodes it (invalid bytes replaced)."""
         try:
-            whole = json.loads(data)  # Python's parser takes what the SDK's refuses
+            whole = json.loads(text)  # Python's parser takes what the SDK's refuses
         except json.JSONDecodeError as exc:
             skeleton = skeleton_of(data)
-            code, reason = types.PARSE_ERROR, f"not valid JSON: {exc.msg} at byte {exc.pos}"
-        except (ValueError, RecursionError):  # nested beyond Python's own limit
+            code, reason = types.PARSE_ERROR, f"not valid JSON: {exc.msg} at character {exc.pos}"
+        except RecursionError:  # nested beyond Python's own limit
             skeleton = skeleton_of(data)
             code, reason = types.INVALID_REQUEST, "it nests deeper than the MCP SDK reads"
         else:
