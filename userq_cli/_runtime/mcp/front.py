@@ -142,6 +142,13 @@ class Call:
     def modern(self) -> bool:
         return self.revision in MODERN_PROTOCOL_VERSIONS
 
+    def offer(self, form: FormRound) -> None:
+        """``form``, for the request that waits on this call to return; one
+        offered before that no request took is replaced."""
+        if self.form.done():
+            self.form = asyncio.get_running_loop().create_future()
+        self.form.set_result(form)
+
 
 def serving(
     options: RunOptions, keepalive: float, keep_late: float, environ: Mapping[str, str]
@@ -225,7 +232,7 @@ class McpFront:
             if not call.response.done():
                 call.response.set_result(response)
             if call.kept and isinstance(response, AskUserQuestionAnswer) and call.questions:
-                self._late.keep(call.agent, call.questions, response)
+                self._late.keep(call.agent, call.questions, _merged(call, response))
 
     # --- the tool ---------------------------------------------------------
 
@@ -456,7 +463,7 @@ class McpFront:
         params = types.ElicitRequestFormParams(message=message, requested_schema=schema)
         round_ = FormRound(call, types.ElicitRequest(params=params))
         self._rounds[round_.nonce] = round_
-        call.form.set_result(round_)
+        call.offer(round_)
         try:
             async with asyncio.timeout(FORM_ROUND_SECONDS):
                 return await round_.reply
@@ -487,8 +494,7 @@ class McpFront:
         else:  # no reply to it: the form again, under a new state
             round_.nonce = secrets.token_urlsafe(16)
             self._rounds[round_.nonce] = round_
-            if not call.form.done():
-                call.form.set_result(round_)
+            call.offer(round_)
         return call
 
     async def _check_form_replies(self, ctx: Context, call_next: CallNext) -> HandlerResult:
