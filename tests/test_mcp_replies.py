@@ -10,6 +10,8 @@ the ping takes), within a second.
 from __future__ import annotations
 
 import json
+import random
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -199,3 +201,63 @@ def test_a_form_reply_that_cannot_be_read_ends_the_form_with_the_reason(
     lines = (tmp_path / "stderr").read_text().splitlines()
     assert len(lines) <= 1 and "Traceback" not in "".join(lines), lines
     tally("unreadable form replies: the form declined with the reason, at once", case=case)
+
+
+#: Mutated tools/call lines, each with its id last (the TypeScript SDK's
+#: order), so that the mutation happens before anything finds the id.
+FUZZED = 600
+
+
+def _mutated(rng: random.Random, n: int) -> bytes:
+    params = json.dumps({"name": TOOL, "arguments": {"questions": [{"question": f"Deploy {n}?"}]}})
+    body = bytearray(params.encode())
+    for _ in range(rng.randint(1, 4)):
+        kind = rng.choice(["flip", "cut", "surrogate", "nest", "type", "bytes"])
+        at = rng.randrange(len(body) + 1)
+        if kind == "flip" and body:
+            body[min(at, len(body) - 1)] = rng.randrange(32, 127)
+        elif kind == "cut":
+            del body[at:]
+        elif kind == "surrogate":
+            body[at:at] = rng.choice([b'"\\ud83d"', b"\\udc00", b'"\\ud800\\u0041"'])
+        elif kind == "nest":
+            depth = rng.choice([50, 300, 3000])
+            body[at:at] = b"[" * depth + b"]" * depth
+        elif kind == "type":
+            body = bytearray(rng.choice([b'"params"', b"[1,2]", b"null", b"true", b"1e400"]))
+        else:
+            body[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 8))).replace(
+                b"\n", b""
+            )
+    return (
+        b'{"method":"tools/call","params":'
+        + bytes(body)
+        + b',"jsonrpc":"2.0","id":'
+        + str(n).encode()
+        + b"}\n"
+    )
+
+
+def test_fuzzed_calls_get_one_reply_each(figure: Callable[[str], None]) -> None:
+    """Each line gets a reply, and one only: those the tool takes in their
+    own time, the others at once; then a ping shows nothing else comes."""
+    rng = random.Random(21)
+    lines = [_mutated(rng, n) for n in range(FUZZED)]
+    with RawClient("--answerers", "env") as raw:
+        _initialized(raw)
+        start = time.monotonic()
+        sender = threading.Thread(target=raw.send, args=lines)
+        sender.start()
+        replies = [raw.read(timeout=30) for _ in range(FUZZED)]
+        took = time.monotonic() - start
+        sender.join()
+        _ping(raw, "end")
+        assert raw.read()["id"] == "end"  # and no reply more
+    ids = [reply.get("id") for reply in replies]
+    own = [i for i in ids if isinstance(i, int)]
+    assert len(own) == len(set(own)), "an id answered twice"
+    figure(
+        f"{FUZZED} mutated tools/call lines through userq mcp: {len(replies)} replies, one per"
+        f" line ({len(own)} with the line's id, {ids.count(None)} with a null id: no id to"
+        f" find in text that is not JSON), in {took:.1f} s"
+    )

@@ -12,8 +12,12 @@ is skipped (counted, never kept), and each top-level member is decoded on
 its own once its text ends, kept when it is one `WANTED`; a member longer
 than `MAX_MEMBER` bytes is not a member anything here wants.
 
-Lines that are not JSON at all are read as far as they go: a skeleton says
-what it found, and is never an error.
+Text that is not JSON is read as far as it goes: after a nested value
+followed by something that is not a comma, the members after the next comma
+are read again (64 times at most); a skeleton says what it found, and
+whether the text was `broken` (not JSON somewhere) or `closed` (the object
+ended), and is never an error. Without an id in text that is whole JSON, a
+message is a notification; in broken text, an id may just not be found.
 """
 
 from __future__ import annotations
@@ -26,14 +30,19 @@ from typing import Any
 WANTED = frozenset({"id", "method", "params", "result", "error"})
 #: The longest top-level member kept, in bytes: ``"id":`` and any id.
 MAX_MEMBER = 1024
+#: How many times a line may go on after text that is not JSON.
+MAX_GARBAGE = 64
 
 # In a string: everything up to its closing quote, escapes included (the
 # last byte of a chunk may be a lone backslash, whose escape comes next).
 _STRING_REST = re.compile(rb'(?:[^"\\]++|\\.)*+', re.DOTALL)
 # Nested: what is neither a bracket nor in an unfinished string is skipped
-# at once, whole strings included. At the top, commas matter too.
+# at once, whole strings and empty arrays and objects included. At the top,
+# commas matter too.
 _NESTED_STEP = re.compile(
-    rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+(?:([\[{]++)|([\]}]++)|(")|\Z)', re.DOTALL
+    rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+"|\[\s*+\]|\{\s*+\})*+'
+    rb'(?:([\[{]++)|([\]}]++)|(")|\Z)',
+    re.DOTALL,
 )
 _TOP_MARK = re.compile(rb'["\[\]{},]')
 _SPACE = b" \t\r\n"
@@ -52,6 +61,11 @@ class Skeleton:
         self._member_too_long = False
         #: A nested value just closed at the top: a comma or the end comes next.
         self._after_value = False
+        self._garbage_seen = 0
+        #: The object ended as JSON does, with its closing brace.
+        self.closed = False
+        #: Something in it was not JSON.
+        self.broken = False
         self._done = False  # the object closed, or the text is not an object
 
     @property
@@ -87,6 +101,8 @@ class Skeleton:
                 pos = self._top(data, pos)
             else:
                 pos = self._start(data, pos)
+        if self.closed and data[pos:].strip(_SPACE):
+            self.broken = True  # text after the object's end: it ended too soon
 
     def close(self) -> Skeleton:
         """The message ended; a member cut short is read as far as it went."""
@@ -143,16 +159,13 @@ class Skeleton:
     def _top(self, data: bytes, pos: int) -> int:
         mark = _TOP_MARK.search(data, pos)
         stop = len(data) if mark is None else mark.start()
-        if self._after_value and data[pos:stop].strip(_SPACE):
-            self._done = True  # not JSON after a nested value: nothing more to find
-            return stop
+        garbage = data[pos:stop].strip(_SPACE) or (mark is not None and data[stop] not in b",}]")
+        if self._after_value and garbage and not self._garbage():
+            return stop  # a flood of it: nothing more is looked for
         self._keep(data[pos:stop])
         if mark is None:
             return stop
         byte = data[stop]
-        if self._after_value and byte not in b",}]":
-            self._done = True
-            return stop
         self._after_value = False
         if byte == 0x22:
             self._keep(b'"')
@@ -166,7 +179,20 @@ class Skeleton:
             self._end_member()
             self._depth = 0
             self._done = True
+            self.closed = True
         return stop + 1
+
+    def _garbage(self) -> bool:
+        """Not JSON after a nested value (text cut and spliced, bytes
+        dropped in): the member it is in is lost, and the members after the
+        next comma are read again; whether to go on (a line that does this
+        more than `MAX_GARBAGE` times is no message: no more is read)."""
+        self.broken = True
+        self._garbage_seen += 1
+        self._member_too_long = True  # what is kept of this member is no member
+        if self._garbage_seen > MAX_GARBAGE:
+            self._done = True
+        return not self._done
 
     def _start(self, data: bytes, pos: int) -> int:
         while pos < len(data) and data[pos] in _SPACE:
@@ -197,6 +223,7 @@ class Skeleton:
                 member = json.loads(b"{" + bytes(self._member) + b"}")
             except (ValueError, RecursionError):
                 member = {}
+                self.broken = True
             for key, value in member.items():
                 if key in WANTED:
                     self.members[key] = value

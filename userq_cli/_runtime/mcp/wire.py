@@ -151,9 +151,10 @@ class Unreadable:
     - a reply to a request of the server's (an ``id`` and no ``method``):
       that request is answered with an error naming the reason, so the form
       it was ends as refused, at once;
-    - a notification (a ``method``, no ``id``): nothing can be sent back, so
-      one line on stderr says it was dropped;
-    - anything else: the parse error with a null id that JSON-RPC asks for.
+    - a notification (JSON with a ``method`` and no ``id``): nothing can be
+      sent back, so one line on stderr says it was dropped;
+    - anything else (its id cannot be found: text that is not JSON hides
+      it): the error with a null id that JSON-RPC asks for.
     """
 
     def __init__(
@@ -192,6 +193,7 @@ class Unreadable:
             code, reason = types.INVALID_REQUEST, "it nests deeper than the MCP SDK reads"
         else:
             skeleton = Skeleton()
+            skeleton.closed = True  # it is JSON
             if isinstance(whole, dict):
                 skeleton.members = {k: v for k, v in whole.items() if k in WANTED}
             code, reason = _why(whole, error)
@@ -200,7 +202,8 @@ class Unreadable:
     async def _reply(self, skeleton: Skeleton, code: int, reason: str) -> None:
         request_id = skeleton.request_id
         method = skeleton.method
-        if method is not None and request_id is None and "id" not in skeleton.members:
+        whole = skeleton.closed and not skeleton.broken  # no id means none, then
+        if method is not None and "id" not in skeleton.members and whole:
             say(f"mcp: a {method} notification could not be read ({reason}); it was dropped")
             return
         if skeleton.is_response and request_id is not None:
