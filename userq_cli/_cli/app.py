@@ -206,7 +206,7 @@ def mcp(
         ),
     ] = None,
 ) -> None:
-    """Serve MCP on stdin and stdout: one tool, ask_user_question.
+    """Serve MCP (stdio, or HTTP with --http): one tool, ask_user_question.
 
     For MCP clients (Claude Code, Codex, Cursor, ...): each call's questions
     go down the answerer chain as an ask sent to `userq serve` would, and

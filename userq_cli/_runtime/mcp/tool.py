@@ -41,7 +41,10 @@ label that approves instead.
 
 If the result is an error, read `error.code`: NO_PROVIDER means nobody \
 could answer, so do not assume an answer; ASK_CANCELLED means the human \
-dismissed the question; BAD_REQUEST and BAD_INTENT say what to fix."""
+dismissed the question; BAD_REQUEST and BAD_INTENT say what to fix. If the \
+call timed out on your side while the human was answering, call again with \
+the same questions (same ids and text): an answer given meanwhile comes back \
+at once."""
 
 INSTRUCTIONS = (
     "userq asks the human: call ask_user_question whenever you need a human decision"
