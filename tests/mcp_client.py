@@ -144,6 +144,25 @@ class Client2:
         return result
 
 
+def initialize(
+    request_id: Any,
+    version: str = "2025-11-25",
+    capabilities: Mapping[str, Any] | None = None,
+    name: str = "raw",
+) -> dict[str, Any]:
+    """An ``initialize`` request, as a client of ``version`` sends it."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": dict(capabilities or {}),
+            "clientInfo": {"name": name, "version": "1"},
+        },
+    }
+
+
 class RawClient:
     """An MCP client written by hand, a JSON-RPC line at a time: for an older
     revision than the SDK's client speaks (a raw ``initialize`` with
@@ -178,18 +197,7 @@ class RawClient:
     def initialize(
         self, version: str, capabilities: Mapping[str, Any] | None = None, name: str = "raw"
     ) -> dict[str, Any]:
-        self.send(
-            {
-                "jsonrpc": "2.0",
-                "id": "init",
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": version,
-                    "capabilities": dict(capabilities or {}),
-                    "clientInfo": {"name": name, "version": "1"},
-                },
-            }
-        )
+        self.send(initialize("init", version, capabilities, name))
         result = self.read()
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return result

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import anyio
 from asks import question
-from mcp_client import RawClient, answered, mcp_client
+from mcp_client import RawClient, answered, initialize, mcp_client
 
 from userq_cli._protocol.limits import MAX_AGENT_TEXT, MAX_AGENTS
 from userq_cli._runtime.mcp.front import agent_id
@@ -51,18 +51,7 @@ def test_more_client_names_than_a_session_holds_never_lock_calls_out() -> None:
     calls = MAX_AGENTS + 100
     lines = []
     for n in range(calls):
-        lines.append(
-            {
-                "jsonrpc": "2.0",
-                "id": f"init-{n}",
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": f"agent-{n}", "version": "1"},
-                },
-            }
-        )
+        lines.append(initialize(f"init-{n}", name=f"agent-{n}"))
         arguments = {"questions": [GO]}
         lines.append(
             {

@@ -17,20 +17,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from mcp_client import initialize
 from processes import USERQ, clean_env
 from test_blocked_writes import PROMPTLY, await_stdout_full
 from test_stream_faults import PEAK_RSS
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 0,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "never-reads", "version": "1"},
-    },
-}
+INITIALIZE = initialize(0, "2025-06-18", name="never-reads")
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 

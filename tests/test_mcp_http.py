@@ -25,7 +25,7 @@ from mcp import Client, ClientSession
 from mcp.client.session import ClientRequestContext
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp_client import HOLDING_USERQ, TOOL, answered, error_of
+from mcp_client import HOLDING_USERQ, TOOL, answered, error_of, initialize
 from processes import USERQ, clean_env
 from test_mcp import Holding, holding  # noqa: F401 (the fixture)
 
@@ -196,16 +196,7 @@ def test_sigterm_answers_pending_calls_and_stops_within_3_s(
 
 # --- who may connect -----------------------------------------------------------------
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "curl", "version": "1"},
-    },
-}
+INITIALIZE = initialize(1, name="curl")
 ACCEPT = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
