@@ -165,7 +165,7 @@ def test_help_and_version_do_not_load_the_loop_or_the_prompt(argv: list[str]) ->
         "except SystemExit:\n"
         "    pass\n"
         "heavy = [m for m in ('asyncio', 'prompt_toolkit', 'userq_cli._prompt.on_terminal',"
-        " 'mcp', 'anyio', 'userq_cli._runtime.mcp_server') if m in sys.modules]\n"
+        " 'mcp', 'anyio', 'userq_cli._runtime.mcp') if m in sys.modules]\n"
         "print('HEAVY', heavy, file=sys.stderr)\n"
     )
     result = run_probe(probe)

@@ -71,3 +71,32 @@ def test_chunking_never_changes_the_frames(lines: list[bytes], cuts: list[int]) 
         start += cut
     chunks.append(stream[start:])
     assert frames_of(*chunks, limit=30) == frames_of(stream, limit=30)
+
+
+@given(
+    st.lists(st.binary(max_size=60).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+    st.lists(st.integers(min_value=1, max_value=30), max_size=50),
+)
+def test_the_skipped_hook_sees_every_byte_of_each_oversized_line_in_order(
+    lines: list[bytes], cuts: list[int]
+) -> None:
+    """`userq mcp` finds the id of a message over the limit as it streams
+    past: the hook gets each oversized line's bytes, those alone, in order,
+    before its `OversizedLine` (with the CR that may end it)."""
+    stream = b"".join(line + b"\n" for line in lines)
+    seen: list[bytes] = []
+    per_line: list[bytes] = []
+    framer = LineFramer(30, skipped=seen.append)
+    chunks, start = [], 0
+    for cut in cuts:
+        chunks.append(stream[start : start + cut])
+        start += cut
+    chunks.append(stream[start:])
+    for chunk in chunks:
+        for frame in framer.feed(chunk):
+            if isinstance(frame, OversizedLine):
+                per_line.append(b"".join(seen))
+                seen.clear()
+    assert not seen
+    wanted = [line.removesuffix(b"\r") for line in lines if len(line.removesuffix(b"\r")) > 30]
+    assert [line.removesuffix(b"\r") for line in per_line] == wanted

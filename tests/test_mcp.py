@@ -32,6 +32,7 @@ from mcp_client import (
     HOLDING_USERQ,
     TESTS,
     TOOL,
+    Beats,
     Client,
     answered,
     error_of,
@@ -297,13 +298,7 @@ def test_a_plan_review_without_approve_is_bad_intent() -> None:
 
 def test_progress_keeps_a_long_call_alive(holding: Holding) -> None:
     async def test() -> None:
-        beats: list[float] = []
-        two = anyio.Event()
-
-        async def progress(value: float, total: float | None, message: str | None) -> None:
-            beats.append(value)
-            if len(beats) == 2:
-                two.set()
+        progress = Beats(2)
 
         argv = [*HOLDING_USERQ, "mcp", "--answerers", "hold", "--keepalive", "1"]
         async with (
@@ -318,10 +313,10 @@ def test_progress_keeps_a_long_call_alive(holding: Holding) -> None:
             tg.start_soon(call)
             ask_id = await holding.held()
             with anyio.fail_after(30):
-                await two.wait()  # the human is still thinking, about two seconds in
+                await progress.came.wait()  # the human is still thinking, about two seconds in
             assert not results
             holding.release(ask_id, "No")
-        assert beats[:2] == [1, 2]
+        assert progress.values[:2] == [1, 2]
         assert answered(results[0])["answers"] == [{"id": "go", "selected": ["No"]}]
 
     run(test)
@@ -724,23 +719,26 @@ def expect_or_show_the_stacks(child: pexpect.spawn[str], pattern: str | type[pex
     )
 
 
-def test_a_message_over_the_limit_is_skipped_as_it_streams_and_the_server_goes_on(
+def test_a_message_over_the_limit_is_answered_unread_and_the_server_goes_on(
     tmp_path: Path,
 ) -> None:
     # A call's message over twice --max-line-bytes is never held whole: it is
-    # dropped as it streams past, said on stderr, and the next call answered.
+    # dropped as it streams past, its id found on the way, and answered with
+    # an error naming the limit; the next call is answered as usual.
     stderr = tmp_path / "stderr"
     env = {"USERQ_ANSWER_GO": "Yes"}
 
     async def test() -> None:
         client_of = mcp_client("--max-line-bytes", "2000", env=env, stderr=stderr)
-        async with client_of as client, anyio.create_task_group() as tg:
-            tg.start_soon(client.ask, question("big", "x" * 10_000))
+        async with client_of as client:
+            with pytest.raises(MCPError) as too_big:
+                await client.ask(question("big", "x" * 10_000))
             assert answered(await client.ask(GO))["answers"] == [{"id": "go", "selected": ["Yes"]}]
-            tg.cancel_scope.cancel()  # the big one was never read: no answer comes
+        assert too_big.value.code == types.INVALID_REQUEST
+        assert "over the 4000-byte limit (twice --max-line-bytes)" in too_big.value.message
 
     run(test)
-    assert "over the 4000-byte limit (twice --max-line-bytes); it was skipped" in stderr.read_text()
+    assert stderr.read_text() == ""
 
 
 def test_a_form_for_required_and_closed_questions() -> None:

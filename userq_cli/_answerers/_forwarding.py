@@ -105,6 +105,12 @@ class Forwarding(Answerer):
             return {}
         return self._taken(outcome, open_questions)
 
+    def caller_left(self, ask: Ask, seconds: float) -> bool:
+        """The peer keeps the question up (and says so), if it can: a peer
+        older than ``keep`` withdraws it, and its ASK_ABORTED ends the ask."""
+        peer = self._live_peer
+        return peer is not None and peer.keep(ask.request, seconds)
+
     def _taken(
         self, outcome: Answered, questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:

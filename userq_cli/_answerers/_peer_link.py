@@ -133,6 +133,11 @@ class PeerLink:
         self._endpoint.cancel(held)
         return self._endpoint.data_to_send()
 
+    def keep(self, held: Held, seconds: float) -> bytes:
+        """Tell the peer the held ask's caller left, and takes a late answer."""
+        self._endpoint.keep(held, seconds)
+        return self._endpoint.data_to_send()
+
     def holds(self, held: Held) -> bool:
         """Whether the peer has yet to give this ask its one response."""
         return self._endpoint.holds(held)

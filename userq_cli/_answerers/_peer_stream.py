@@ -67,6 +67,8 @@ class PeerStream:
         self.alive = True
         self._spoke = False  # has written a protocol line
         self._waiting: dict[str, asyncio.Future[Outcome | Unreachable]] = {}
+        #: What the peer holds for each request waiting on it (by identity).
+        self._sent: dict[int, Held] = {}
         self._sending = asyncio.Lock()
         #: How an ask that was not sent yet ends, once the peer has stopped.
         self._end: Failed | Unreachable = Unreachable("ended")
@@ -101,6 +103,7 @@ class PeerStream:
                 # in the order the endpoint numbered them.
                 sent, data = self.link.ask(request, questions, remaining, raw_questions, via)
                 self._waiting[sent.ask_id] = waiter
+                self._sent[id(request)] = sent
                 self._write(data)
         try:
             outcome = await waiter
@@ -108,6 +111,8 @@ class PeerStream:
             if sent is not None:
                 self._withdraw(sent)
             raise
+        finally:
+            self._sent.pop(id(request), None)
         if isinstance(outcome, Failed):
             raise outcome.error
         return outcome
@@ -121,6 +126,15 @@ class PeerStream:
                 await self._output.drain()
             except ConnectionError:
                 return  # gone: the reader sees its end
+
+    def keep(self, request: AskUserQuestionRequest, seconds: float) -> bool:
+        """Tell the peer the caller of ``request`` left but takes a late
+        answer; whether it was told (it holds the ask, and is alive)."""
+        sent = self._sent.get(id(request))
+        if sent is None or not self.alive or not self.link.holds(sent):
+            return False
+        self._write(self.link.keep(sent, seconds))
+        return True
 
     def _withdraw(self, sent: Held) -> None:
         """This side stopped waiting (cancel, timeout, signal): tell the peer,

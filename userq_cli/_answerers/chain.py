@@ -122,6 +122,14 @@ class Answerer(ABC):
         hand back a label its question does not offer.
         """
 
+    def caller_left(self, ask: Ask, seconds: float) -> bool:
+        """``ask``, which waits for this answerer, lost its caller, who takes
+        a late answer for ``seconds`` more (a ``cancel`` with ``keep``):
+        whether the question stays up, the human told (a prompt on screen,
+        a peer told in turn). By default it does not, and the ask is
+        withdrawn: no human is looking at it here."""
+        return False
+
     @property
     def answers_nothing(self) -> bool:
         """Whether this answerer was given nothing to answer with (env
@@ -218,7 +226,7 @@ class Walk:
     each answerer gave for the others (checked as it is taken: `fit_answer`
     raises BAD_ANSWER, which ends the ask)."""
 
-    __slots__ = ("_answers", "_chain", "_next", "_sources", "_takes", "ask", "open")
+    __slots__ = ("_answers", "_chain", "_next", "_sources", "_takes", "ask", "current", "open")
 
     def __init__(self, chain: Chain, ask: Ask) -> None:
         self.ask = ask
@@ -228,6 +236,8 @@ class Walk:
         self._answers: list[AskUserQuestionAnswerItem] = []  # in the order given
         self._sources: dict[str, str] = {}  # question id -> who answered it
         self._takes = 0  # how many answerers answered some
+        #: The answerer `finish` is awaiting now.
+        self.current: Answerer | None = None
 
     def advance(self) -> Answerer | None:
         """Take what the answerers give at once, down the chain, until one
@@ -247,8 +257,10 @@ class Walk:
         """Await ``answerer`` (the one `advance` stopped at) and those after
         it that must be awaited; the answer, or `UserQuestionError`."""
         while answerer is not None:
+            self.current = answerer
             self.take(answerer.name, await answerer.answer(self.ask, self.open))
             answerer = self.advance()
+        self.current = None
         return self.answer()
 
     def take(self, source: str, values: Mapping[str, AnswerValue]) -> None:

@@ -179,6 +179,9 @@ class TtyAnswerer(Answerer):
         self._turn: asyncio.Lock | None = None  # made on first use, in the event loop
         self._waiting = 0
         self._on_screen: RequestInfo | None = None
+        self._on_screen_request: AskUserQuestionRequest | None = None
+        #: Requests whose caller left, by identity: until when they are kept.
+        self._kept: dict[int, float] = {}
         # One for the terminal, across requests: the Enter after a digit that
         # answered one request must not answer the next (made with the first
         # prompt: prompt-toolkit is imported then).
@@ -232,15 +235,31 @@ class TtyAnswerer(Answerer):
         """The questions are bound for the terminal: its echo goes off now."""
         self._echo.off()
 
+    def caller_left(self, ask: Ask, seconds: float) -> bool:
+        """The question stays on screen (or in the queue for it), its status
+        line saying that the caller stopped waiting and how long an answer
+        is kept for them."""
+        import time
+
+        until = time.monotonic() + seconds
+        self._kept[id(ask.request)] = until
+        info = self._on_screen
+        if info is not None and self._on_screen_request is ask.request:
+            info.keep_until(until)
+        return True
+
     async def answer(
         self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> dict[str, AnswerValue]:
         answers: Mapping[str, ExplicitAnswer]
-        if self._board is None:
-            answers = await self._at_terminal(ask, open_questions)
-        else:  # the queue of userq listen: the first of the terminal and the page
-            here = partial(self._at_terminal, ask, open_questions) if self._terminal else None
-            answers = await self._board.answer(ask, open_questions, here)
+        try:
+            if self._board is None:
+                answers = await self._at_terminal(ask, open_questions)
+            else:  # the queue of userq listen: the first of the terminal and the page
+                here = partial(self._at_terminal, ask, open_questions) if self._terminal else None
+                answers = await self._board.answer(ask, open_questions, here)
+        finally:
+            self._kept.pop(id(ask.request), None)
         if answers and self._recorder is not None:
             agent = ask.request.agent.id if ask.request.agent else None
             self._recorder.add(agent, open_questions, answers)
@@ -344,7 +363,10 @@ class TtyAnswerer(Answerer):
             enter_guard=self._enter_guard,
             deadline=ask.deadline,
         )
+        if id(request) in self._kept:
+            info.keep_until(self._kept[id(request)])
         self._on_screen = info
+        self._on_screen_request = request
         try:
             answers = await prompt(
                 fd,
@@ -369,6 +391,7 @@ class TtyAnswerer(Answerer):
             ) from None
         finally:
             self._on_screen = None
+            self._on_screen_request = None
         return {
             qid: ExplicitAnswer(selected=list(answer.selected), custom=answer.custom)
             for qid, answer in answers.items()

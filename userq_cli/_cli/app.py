@@ -43,6 +43,13 @@ def _seconds(value: float) -> float:
         raise typer.BadParameter(str(exc)) from None
 
 
+def _seconds_or_none(value: float) -> float:
+    """--keep-late: seconds, 0 for none."""
+    if value == 0:
+        return value
+    return _seconds(value)
+
+
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"userq {__version__}")
@@ -223,8 +230,41 @@ def mcp(
             show_default=False,
         ),
     ] = 10.0,
+    keep_late: Annotated[
+        float,
+        typer.Option(
+            "--keep-late",
+            metavar="SECONDS",
+            callback=_seconds_or_none,
+            help="When a client gives up on a call a human is reading, keep the"
+            " question up this long and hand its answer to the agent's next call"
+            " with the same questions; 0 turns it off [default: 600].",
+            show_default=False,
+        ),
+    ] = 600.0,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of"
+            " stdio (HOST: 127.0.0.1 unless given; PORT 0: any free port).",
+            show_default=False,
+        ),
+    ] = None,
+    token_file: Annotated[
+        str | None,
+        typer.Option(
+            "--token-file",
+            metavar="FILE",
+            help="With --http: the bearer token every request must carry, read"
+            " from FILE (needed for a HOST that is not loopback)"
+            " [env var: USERQ_MCP_TOKEN gives the token itself].",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Serve MCP on stdin and stdout: one tool, ask_user_question.
+    """Serve MCP (stdio, or HTTP with --http): one tool, ask_user_question.
 
     For MCP clients (Claude Code, Codex, Cursor, ...): each call's questions
     go down the answerer chain as an ask sent to `userq serve` would, and
@@ -233,8 +273,10 @@ def mcp(
     running for this user, then a form in the MCP client's own UI (when the
     client supports elicitation); tty only when named. Each client is the
     agent named by its clientInfo.name, for [agents.NAME.answers] in an
-    answers file. A cancelled call withdraws its question; when the client
-    goes away, every pending question is withdrawn and userq exits 0.
+    answers file. A cancelled call withdraws its question (one the client
+    gave up on stays up for --keep-late); when the client goes away, every
+    pending question is withdrawn and userq exits 0. With --http, any
+    number of clients connect by URL, each session its own agent.
     Needs the mcp extra: pip install 'userq[mcp]'.
 
     Example, registering userq with Claude Code:
@@ -243,7 +285,9 @@ def mcp(
     """
     from .mcp_command import run_mcp_command
 
-    raise typer.Exit(run_mcp_command(given(ctx), keepalive, dict(os.environ)))
+    raise typer.Exit(
+        run_mcp_command(given(ctx), keepalive, keep_late, http, token_file, dict(os.environ))
+    )
 
 
 @app.command(cls=Utf8Command)

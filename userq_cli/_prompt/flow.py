@@ -79,6 +79,9 @@ class RequestInfo(msgspec.Struct):
     enter_guard: EnterGuard = msgspec.field(default_factory=EnterGuard)
     #: When the request times out, on the `time.monotonic` clock (None: never).
     deadline: float | None = None
+    #: Its caller stopped waiting: the answer is kept for them until the
+    #: deadline (a ``cancel`` with ``keep``), and the status line says so.
+    caller_left: bool = False
 
     def who(self) -> str:
         """Who asks, from where, as caller text (show it sanitized)."""
@@ -97,6 +100,19 @@ class RequestInfo(msgspec.Struct):
         minutes, seconds = divmod(math.ceil(self.seconds_left() or 0), 60)
         hours, minutes = divmod(minutes, 60)
         return hours, minutes, seconds
+
+    def keep_until(self, until: float) -> None:
+        """The caller stopped waiting; an answer given by ``until`` (on the
+        `time.monotonic` clock) is kept for them: the status line says so,
+        and counts down to it."""
+        counting = self.deadline is not None
+        self.caller_left = True
+        self.deadline = until if self.deadline is None else min(self.deadline, until)
+        app = self.app
+        if app is not None:
+            if not counting:
+                app.create_background_task(_count_down(app, self))
+            app.invalidate()
 
     def waiting_text(self) -> str:
         """ "2 more requests waiting", or "" when none waits."""
@@ -328,7 +344,12 @@ class _Flow:
             style = "class:warning" if left <= LAST_MINUTE else "class:source"
             hours, minutes, seconds = self.info.time_left()
             clock = f"{hours}:{minutes:02}:{seconds:02}" if hours else f"{minutes}:{seconds:02}"
-            out.append((gap, [(style, f"· {clock} left")]))
+            if self.info.caller_left:
+                # Whoever asked gave up waiting; the answer is kept for them.
+                text = f"· stopped waiting: your answer is kept for {clock}"
+                out.append((gap, [("class:warning", text)]))
+            else:
+                out.append((gap, [(style, f"· {clock} left")]))
         return out
 
 

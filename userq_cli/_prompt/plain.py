@@ -67,7 +67,10 @@ async def _ask_all(
         # read every tick aloud.
         units = zip(info.time_left(), ("hour", "minute", "second"), strict=True)
         left = " ".join(f"{n} {unit}{'s' * (n != 1)}" for n, unit in units if n) or "a second"
-        term.write(f"(This request is withdrawn if it is not answered within {left}.)\n")
+        if info.caller_left:
+            term.write(f"(The asker stopped waiting: an answer within {left} is kept for it.)\n")
+        else:
+            term.write(f"(This request is withdrawn if it is not answered within {left}.)\n")
     index, reviewing, count = 0, False, len(questions)
     while True:
         if index == count:

@@ -188,6 +188,11 @@ class ClientEndpoint:
         held.cancelled = True
         self._send(CancelRequest(id=held.ask_id))
 
+    def keep(self, held: Held, seconds: float) -> None:
+        """Say the held ask's caller stopped waiting but takes a late answer
+        for ``seconds``: its response, when it comes, still counts."""
+        self._send(CancelRequest(id=held.ask_id, keep=seconds))
+
     def register(self, agent: AgentRegistration) -> None:
         self._send(RegisterRequest(agent=agent))
         self._agents[agent.id] = agent.instance

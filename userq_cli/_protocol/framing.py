@@ -7,6 +7,8 @@ buffer an unbounded line, and the lines after it are still read.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 
 # 1 MiB: far above any real batch of questions (a long plan-review detail is
@@ -43,10 +45,18 @@ Frame = Line | OversizedLine
 
 
 class LineFramer:
-    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+    def __init__(
+        self,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        skipped: Callable[[bytes], None] | None = None,
+    ) -> None:
+        """``skipped``: given the bytes of each oversized line, in order, as
+        they are dropped (for a reader that finds the line's id as it goes,
+        `userq mcp`'s), before its `OversizedLine`."""
         if max_line_bytes < 1:
             raise ValueError("max_line_bytes must be at least 1")
         self._max = max_line_bytes
+        self._skipped = skipped
         self._buffer = bytearray()
         self._number = 0
         self._skipping = 0  # bytes dropped of the current oversized line; 0 = not skipping
@@ -104,11 +114,16 @@ class LineFramer:
     def _take(self, data: bytes) -> None:
         if self._skipping:
             self._skipping += len(data)
+            if self._skipped is not None:
+                self._skipped(data)
             return
         if len(self._buffer) + len(data) > self._max + 1:
             # +1 leaves room for a CR that is stripped later; anything beyond
             # that is over the limit, and the line is dropped from here on.
             self._skipping = len(self._buffer) + len(data)
+            if self._skipped is not None:
+                self._skipped(bytes(self._buffer))
+                self._skipped(data)
             self._buffer.clear()
             return
         self._buffer += data
@@ -128,6 +143,8 @@ class LineFramer:
         if line.endswith(b"\r"):
             line = line[:-1]
         if len(line) > self._max:
+            if self._skipped is not None:
+                self._skipped(line)
             frames.append(OversizedLine(self._number, len(line), self._max))
         elif line and not line.isspace():  # as line.strip(), without the copy
             frames.append(Line(self._number, line))

@@ -158,9 +158,15 @@ class AskUserQuestionRequest(Message, tag="ask", kw_only=True, forbid_unknown_fi
 
 
 class CancelRequest(Message, tag="cancel", kw_only=True):
-    """End the pending ask with this id with ``ASK_ABORTED``."""
+    """End the pending ask with this id with ``ASK_ABORTED``; or, with
+    ``keep``, say that its caller stopped waiting but takes a late answer."""
 
     id: NonEmpty
+    #: Seconds the question may stay up for a late answer (a userq
+    #: extension: the ask is answered as usual if a human answers in time,
+    #: else it ends ``ASK_ABORTED``; a userq older than this field, or an
+    #: answerer that cannot keep it, withdraws the ask at once).
+    keep: Seconds | None = None
 
 
 class RegisterRequest(Message, tag="register", kw_only=True):

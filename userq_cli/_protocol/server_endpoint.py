@@ -68,11 +68,20 @@ class AbortAsk(msgspec.Struct, frozen=True):
     ticket: Ticket
 
 
+class KeepAsk(msgspec.Struct, frozen=True):
+    """Its caller stopped waiting (a ``cancel`` with ``keep``): keep the
+    question up at most ``seconds`` for a late answer; or, when whoever is
+    asking the human cannot, withdraw it (`Server.withdraw`)."""
+
+    ticket: Ticket
+    seconds: float
+
+
 class HelloAsked(msgspec.Struct, frozen=True):
     """Answer with `Server.hello`, before the next line is received."""
 
 
-Event = StartAsk | AbortAsk | HelloAsked
+Event = StartAsk | AbortAsk | KeepAsk | HelloAsked
 
 Outcome = AskUserQuestionAnswer | UserQuestionError
 
@@ -132,6 +141,8 @@ class Server:
         """The requests that are not asks."""
         if isinstance(request, CancelRequest):
             ticket = self._pending_ids.get(request.id)
+            if ticket is not None and request.keep is not None and ticket.abort_reason is None:
+                return [KeepAsk(ticket, request.keep)]
             return self._abort(
                 [ticket] if ticket else [], f"cancelled by request {quote(request.id)}"
             )
@@ -260,6 +271,11 @@ class Server:
 
     def abort_all(self, reason: str) -> list[Event]:
         return self._abort(list(self._pending.values()), reason)
+
+    def withdraw(self, ticket: Ticket, reason: str) -> list[Event]:
+        """End one pending ask with ``ASK_ABORTED`` for ``reason``: a kept
+        one (`KeepAsk`) that cannot be kept, or whose time ran out."""
+        return self._abort([ticket] if not ticket.finished else [], reason)
 
     def _abort(self, tickets: list[Ticket], reason: str) -> list[Event]:
         events: list[Event] = []

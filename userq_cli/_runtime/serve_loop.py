@@ -19,7 +19,7 @@ from functools import partial
 from .._answerers.chain import TerminalHungUp
 from .._protocol.errors import UserQuestionError, duration
 from .._protocol.framing import Frame, LineFramer
-from .._protocol.server_endpoint import AbortAsk, Outcome, Ticket
+from .._protocol.server_endpoint import AbortAsk, KeepAsk, Outcome, Ticket
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
 from .loop_stdout import LoopStdout
 from .session import Handover, Session, Waiting, aborted, internal_error
@@ -52,6 +52,11 @@ class ServeLoop:
             self._stdout.on_failure = self._stdout_failed
         self._stopped = asyncio.Event()
         self._tasks: dict[Ticket, asyncio.Task[None]] = {}
+        #: The walk of each ask task, and the timeout it runs under.
+        self._walks: dict[Ticket, Waiting] = {}
+        self._timeouts: dict[Ticket, asyncio.Timeout] = {}
+        #: The asks whose caller left, by the seconds they are kept up.
+        self._kept: dict[Ticket, float] = {}
         self._exit_status = 0
         self._reading: asyncio.Task[None] | None = None
 
@@ -116,23 +121,48 @@ class ServeLoop:
         # the ask, so a piped batch gives the same output however it was chunked.
         await asyncio.sleep(0)
 
-    def _act(self, actions: list[Waiting | AbortAsk]) -> bool:
-        """Start the asks that wait, withdraw those aborted; whether an ask
-        task was started."""
+    def _act(self, actions: list[Waiting | AbortAsk | KeepAsk]) -> bool:
+        """Start the asks that wait, withdraw those aborted, keep up those
+        whose caller left; whether an ask task was started."""
         started = False
         for action in actions:
             if isinstance(action, Waiting):
                 self._start_task(action)
                 started = True
+            elif isinstance(action, KeepAsk):
+                self._keep(action)
             elif action.ticket in self._tasks:
                 self._tasks[action.ticket].cancel()
         self._flush()
         return started
 
+    def _keep(self, action: KeepAsk) -> None:
+        """Its caller stopped waiting, but takes a late answer: the answerer
+        asking the human keeps the question up (saying so), and the ask now
+        ends at the latest ``seconds`` from now; one that cannot keep it (no
+        human is looking: a form, a policy) has it withdrawn at once."""
+        ticket, seconds = action.ticket, action.seconds
+        waiting = self._walks.get(ticket)
+        answerer = waiting.walk.current if waiting is not None else None
+        if (
+            waiting is None
+            or answerer is None
+            or not answerer.caller_left(waiting.walk.ask, seconds)
+        ):
+            self._act(list(self._session.withdraw(ticket, "its caller stopped waiting")))
+            return
+        self._kept[ticket] = seconds
+        timeout = self._timeouts.get(ticket)
+        if timeout is not None:
+            until = asyncio.get_running_loop().time() + seconds
+            when = timeout.when()
+            timeout.reschedule(until if when is None else min(when, until))
+
     def _start_task(self, waiting: Waiting) -> None:
         ticket = waiting.ticket
         task = asyncio.create_task(self._run_ask(waiting))
         self._tasks[ticket] = task
+        self._walks[ticket] = waiting
         task.add_done_callback(partial(self._ask_done, ticket))
 
     # --- asks -------------------------------------------------------------
@@ -143,12 +173,20 @@ class ServeLoop:
         self._flush()
 
     async def _outcome(self, waiting: Waiting) -> Outcome:
+        ticket = waiting.ticket
         try:
             # The loop's clock is time.monotonic, the deadline's.
-            async with asyncio.timeout_at(waiting.walk.ask.deadline):
+            async with asyncio.timeout_at(waiting.walk.ask.deadline) as timeout:
+                self._timeouts[ticket] = timeout
                 return await waiting.walk.finish(waiting.answerer)
         except TimeoutError:
-            seconds = self._session.timeout_of(waiting.ticket.request)
+            if ticket in self._kept:
+                return UserQuestionError(
+                    "ASK_ABORTED",
+                    "its caller stopped waiting, and nobody answered within the"
+                    f" {duration(self._kept[ticket])} it was kept up",
+                )
+            seconds = self._session.timeout_of(ticket.request)
             return UserQuestionError("ASK_ABORTED", f"no answer within {duration(seconds or 0)}")
         except asyncio.CancelledError:
             # Only this loop cancels ask tasks, always through an AbortAsk.
@@ -166,6 +204,9 @@ class ServeLoop:
 
     def _ask_done(self, ticket: Ticket, task: asyncio.Task[None]) -> None:
         del self._tasks[ticket]
+        self._walks.pop(ticket, None)
+        self._timeouts.pop(ticket, None)
+        self._kept.pop(ticket, None)
         if task.cancelled():
             # Cancelled before its first step, so _run_ask never ran at all.
             self._session.finish(ticket, aborted(ticket))

@@ -19,7 +19,15 @@ from .._answerers.chain import Answerer, Ask, Chain, Walk
 from .._protocol.errors import UserQuestionError
 from .._protocol.framing import Frame
 from .._protocol.messages import AskUserQuestionRequest
-from .._protocol.server_endpoint import AbortAsk, HelloAsked, Outcome, Server, StartAsk, Ticket
+from .._protocol.server_endpoint import (
+    AbortAsk,
+    HelloAsked,
+    KeepAsk,
+    Outcome,
+    Server,
+    StartAsk,
+    Ticket,
+)
 from .._support.diagnostics import say
 
 
@@ -58,11 +66,11 @@ class Session:
         self._version = version
         self._default_timeout = default_timeout
 
-    def receive(self, frame: Frame) -> list[Waiting | AbortAsk]:
+    def receive(self, frame: Frame) -> list[Waiting | AbortAsk | KeepAsk]:
         """Take one frame: what it answers at once is queued for sending
-        (`data_to_send`); what the loop must do is returned, an ask to await
-        or one to withdraw."""
-        actions: list[Waiting | AbortAsk] = []
+        (`data_to_send`); what the loop must do is returned, an ask to await,
+        one to withdraw, or one whose caller left to keep up for a while."""
+        actions: list[Waiting | AbortAsk | KeepAsk] = []
         for event in self.server.receive(frame):
             if type(event) is StartAsk:
                 waiting = self._start(event.ticket)
@@ -71,7 +79,7 @@ class Session:
             elif type(event) is HelloAsked:
                 self.server.hello(self.chain.hello(self._version))
             else:
-                assert isinstance(event, AbortAsk)
+                assert isinstance(event, AbortAsk | KeepAsk)
                 actions.append(event)
         return actions
 
@@ -104,6 +112,9 @@ class Session:
 
     def abort_all(self, reason: str) -> list[AbortAsk]:
         return [event for event in self.server.abort_all(reason) if isinstance(event, AbortAsk)]
+
+    def withdraw(self, ticket: Ticket, reason: str) -> list[AbortAsk]:
+        return [e for e in self.server.withdraw(ticket, reason) if isinstance(e, AbortAsk)]
 
     def finish(self, ticket: Ticket, outcome: Outcome) -> None:
         self.server.finish(ticket, outcome)
