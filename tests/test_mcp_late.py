@@ -80,6 +80,42 @@ def test_an_answer_after_the_client_gave_up_reaches_its_next_call_once(tmp_path:
         term.close()
 
 
+def test_a_call_repeating_one_still_kept_waits_for_its_answer(tmp_path: Path) -> None:
+    """The agent asks again while the question it gave up on is still on the
+    listener's screen: the new call is not put to the human a second time,
+    it gets the answer the human gives to the question on screen."""
+    term = listening_term(tmp_path)
+    env = {"USERQ_SOCKET": str(tmp_path / "s")}
+
+    async def test() -> None:
+        async with mcp_client("--keepalive", "0.2", env=env, name="claude-code") as client:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_gives_up, client, GO)
+                await on_screen(term, "Deploy to production?")
+            await on_screen(term, "stopped waiting: your answer is kept for")
+            results: list[types.CallToolResult] = []
+            waiting = anyio.Event()
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                waiting.set()
+
+            async def call() -> None:
+                results.append(await client.ask(GO, progress_callback=progress))
+
+            with anyio.fail_after(15):  # the call is never put to the human twice
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(call)
+                    await waiting.wait()  # the new call waits at userq
+                    term.press("2")
+            assert answered(results[0])["answers"] == [{"id": "go", "selected": ["No"]}]
+            assert "answered after an earlier call" in text_of(results[0])
+
+    try:
+        run(test)
+    finally:
+        term.close()
+
+
 def test_an_approval_given_late_is_asked_again(tmp_path: Path) -> None:
     term = listening_term(tmp_path)
     env = {"USERQ_SOCKET": str(tmp_path / "s")}

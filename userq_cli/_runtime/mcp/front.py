@@ -74,7 +74,7 @@ from ..._version import __version__
 from ..run_options import RunOptions
 from ..serve_loop import ServeLoop
 from ..session import Session
-from .late import LateAnswers, approving
+from .late import LateAnswers, approving, key_of
 from .tool import INSTRUCTIONS, TOOL, TOOL_NAME, answer_result, error_result, numbered
 from .wire import UNREAD_REPLY
 
@@ -251,11 +251,34 @@ class McpFront:
             )
         call = self._resumed(params)
         if call is None:
+            await self._after_the_call_it_repeats(ctx, params)
             started = self._start(ctx, params)
             if isinstance(started, types.CallToolResult):
                 return started
             call = started
         return await self._serve(call, ctx)
+
+    async def _after_the_call_it_repeats(
+        self, ctx: Context, params: types.CallToolRequestParams
+    ) -> None:
+        """A call that asks what an earlier one from the same agent asked,
+        whose question is still up for a late answer (its client gave up on
+        it), waits for that question to end: its answer is then handed
+        back (`_start`), and the human never answers the same twice."""
+        arguments = params.arguments if params.arguments is not None else {}
+        items = _items(numbered(arguments.get("questions")))
+        if not items:
+            return
+        key = key_of(agent_id(client_name(ctx, quoted=False)), items)
+        kept = [c for c in self._calls.values() if c.kept and c.questions]
+        for earlier in kept:
+            if key_of(earlier.agent, earlier.questions or ()) != key:
+                continue
+            for beat in itertools.count(1):
+                done, _ = await asyncio.wait({earlier.response}, timeout=self._keepalive)
+                if done:
+                    return
+                await ctx.session.report_progress(beat, message="waiting for the human to answer")
 
     def _start(
         self, ctx: Context, params: types.CallToolRequestParams

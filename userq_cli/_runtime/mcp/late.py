@@ -48,7 +48,7 @@ class LateAnswers:
         questions: Sequence[AskUserQuestionItem],
         answer: AskUserQuestionAnswer,
     ) -> None:
-        key = _key(agent, questions)
+        key = key_of(agent, questions)
         size = len(key[1]) + len(_encoder.encode(answer))
         if self._seconds <= 0 or size > MAX_KEPT_BYTES:
             return
@@ -66,7 +66,7 @@ class LateAnswers:
         now = time.monotonic()
         for key in [k for k, kept in self._kept.items() if kept.expires <= now]:
             self._drop(key)
-        key = _key(agent, questions)
+        key = key_of(agent, questions)
         kept = self._kept.get(key)
         if kept is None:
             return None
@@ -79,7 +79,8 @@ class LateAnswers:
             self._bytes -= kept.size
 
 
-def _key(agent: str | None, questions: Sequence[AskUserQuestionItem]) -> tuple[str | None, bytes]:
+def key_of(agent: str | None, questions: Sequence[AskUserQuestionItem]) -> tuple[str | None, bytes]:
+    """What makes two calls ask the same: the agent, and the questions as validated."""
     return agent, _encoder.encode(list(questions))
 
 
