@@ -115,8 +115,17 @@ def test_no_start_up_error_is_an_internal_error(tmp_path: Path, tally: Callable[
         result = run(args, env)
         assert result.returncode == 2, (what, result.stderr)
         tally("broken starts, each exit status 2 naming its cause", start=what)
-    closed = subprocess.run(
-        f"exec {USERQ} attach <&-", shell=True, capture_output=True, env=clean_env(), check=False
-    )
-    assert closed.returncode == 2
-    tally("broken starts, each exit status 2 naming its cause", start="attach with stdin closed")
+    for command in ("attach", "mcp", "serve"):
+        closed = subprocess.run(
+            f"exec {USERQ} {command} <&-",
+            shell=True,
+            capture_output=True,
+            env=clean_env(),
+            check=False,
+        )
+        assert closed.returncode == 2, (command, closed.stderr)
+        assert b"stdin is closed" in closed.stderr and b"Traceback" not in closed.stderr
+        tally(
+            "broken starts, each exit status 2 naming its cause",
+            start=f"{command} with stdin closed",
+        )

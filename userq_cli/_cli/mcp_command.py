@@ -61,6 +61,13 @@ def run_mcp_command(
         return run_mcp_http(options, keepalive, keep_late, address, token, environ)
     from .._runtime.mcp import run_mcp
 
+    if sys.stdin is None:
+        print(
+            "userq: stdin is closed: userq mcp serves an MCP client on stdin and stdout"
+            " (or give --http [HOST:]PORT)",
+            file=sys.stderr,
+        )
+        return ExitStatus.USAGE
     if sys.stdin.isatty():
         # Typed at a shell, it would wait in silence for JSON-RPC.
         print(
