@@ -108,3 +108,44 @@ def test_the_line_fits_one_row_and_keeps_how_to_give_up(columns: int) -> None:
     assert len(line) <= columns and line.endswith("\n")
     if columns == 80:
         assert line.endswith("… — Ctrl-C to give up\n")
+
+
+def test_userq_mcp_says_it_waits_for_the_clients_form(tmp_path: Path) -> None:
+    """``userq mcp`` started with its stderr on a terminal (a person trying
+    it from a shell, a client that passes its terminal on) says it waits for
+    the form, and how to give up there; the line is gone once answered."""
+    import os
+
+    import anyio
+    import mcp.types as types
+    from asks import question
+    from mcp_client import answered, mcp_client
+
+    master, slave = os.openpty()
+    shown = bytearray()
+
+    def seen_on_the_terminal() -> None:
+        import select
+
+        while WAITING.encode() not in shown and select.select([master], [], [], 15)[0]:
+            shown.extend(os.read(master, 4096))
+
+    async def form(context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        await anyio.to_thread.run_sync(seen_on_the_terminal)
+        return types.ElicitResult(action="accept", content={"go": "No"})
+
+    async def test() -> None:
+        stderr = Path(os.ttyname(slave))
+        async with mcp_client(stderr=stderr, elicitation=form) as client:
+            with anyio.fail_after(30):
+                result = await client.ask(question("go", "Deploy?", "Yes", "No"))
+        assert answered(result)["sources"] == {"go": "elicit"}
+
+    try:
+        anyio.run(test)
+        line = bytes(shown).decode(errors="replace")
+        assert "waiting for an answer in the MCP client's form" in line
+        assert "cancel the call there" in line
+    finally:
+        os.close(master)
+        os.close(slave)

@@ -53,6 +53,7 @@ from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.visible import clean
+from .._support.waiting import waiting
 from .chain import Answerer, Ask
 from .reasons import Reasons
 from .settings import ChainConfig, StartupError
@@ -156,7 +157,10 @@ class ElicitAnswerer(Answerer):
                 continue
             form = Form(asked, shapes)
             try:
-                reply = await self._asker.ask_form(ask.request, form.message, form.schema)
+                async with waiting(
+                    "an answer in the MCP client's form", give_up="cancel the call there"
+                ):
+                    reply = await self._asker.ask_form(ask.request, form.message, form.schema)
             except FormUnavailable as exc:
                 self._declined.note((q.id for q in asked), str(exc))
                 if exc.shown:
