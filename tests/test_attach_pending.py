@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from listening import listening as listener
 from processes import USERQ, clean_env
 from ptyterm import Term
+from session_holder import every_slot
 
 from userq_cli._protocol.in_flight import InFlight
 
@@ -65,21 +65,11 @@ def test_a_listener_killed_with_the_question_on_screen(listening: Term, tmp_path
 
 
 def test_a_full_listener_refusing_the_connection(listening: Term, tmp_path: Path) -> None:
-    """Every session slot taken (each proven by a hello answered on it): the
+    """Every session slot taken by a session with an ask pending: the
     listener refuses attach's connection without reading it, and attach
     says NO_PROVIDER for its ask, so a relay passes it on down its chain."""
-    sessions = []
-    try:
-        while True:
-            client = socket.socket(socket.AF_UNIX)
-            client.connect(str(tmp_path / "s"))
-            sessions.append(client)
-            client.sendall(b'{"type":"hello"}\n')
-            try:
-                if not client.recv(65536):
-                    break
-            except ConnectionResetError:  # refused: every slot is taken
-                break
+    holders = every_slot(tmp_path / "s", "ask")
+    with holders[0](), holders[1](), holders[2](), holders[3]():
         attach = subprocess.run(
             [USERQ, "attach", "--socket", str(tmp_path / "s")],
             input=ask("r1"),
@@ -89,9 +79,6 @@ def test_a_full_listener_refusing_the_connection(listening: Term, tmp_path: Path
             start_new_session=True,
             check=False,
         )
-    finally:
-        for client in sessions:
-            client.close()
     [response] = lines_of(attach.stdout)
     assert response["id"] == "r1"
     assert response["error"]["code"] == "NO_PROVIDER"

@@ -28,8 +28,6 @@ from asks import answers_of, ask, go_ask, question
 from processes import USERQ, LineReader, Serve, clean_env, responses, run_userq
 from ptyterm import P, Term
 
-from userq_cli._runtime.listen import MAX_SESSIONS
-
 
 class Listening:
     """A ``userq listen`` in the background, ready once it says so."""
@@ -319,22 +317,6 @@ def test_a_client_that_does_not_read_cannot_keep_the_listener_running(listener: 
         assert not listener.socket.exists()
     finally:
         stuck.close()
-
-
-def test_sessions_are_capped(listener: Listening) -> None:
-    clients = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(MAX_SESSIONS + 1)]
-    try:
-        for client in clients:
-            client.connect(str(listener.socket))
-        for client in clients[:MAX_SESSIONS]:
-            client.sendall(HELLO)
-        answered = [client.recv(4096) for client in clients[:MAX_SESSIONS]]
-        assert all(b'"type":"hello"' in data for data in answered)
-        assert hello_meets_a_hang_up(clients[-1])  # refused
-        assert "sessions are open already" in listener.stderr.line().decode()
-    finally:
-        for client in clients:
-            client.close()
 
 
 HELLO = b'{"type":"hello"}\n'

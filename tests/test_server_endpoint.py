@@ -18,6 +18,7 @@ from userq_cli._protocol.messages import (
 from userq_cli._protocol.server_endpoint import (
     AbortAsk,
     HelloAsked,
+    Holdings,
     Server,
     StartAsk,
     Ticket,
@@ -294,3 +295,20 @@ def test_the_pending_limits_bound_many_asks_never_the_first() -> None:
     assert [r["id"] for r in h.out()] == ["one-more"]
     h.answer(tickets[0])
     h.start(ask("one-more"))
+
+
+def test_sessions_that_share_holdings_are_bounded_together() -> None:
+    shared = Holdings()
+    first, second = Harness(), Harness()
+    first.server = Server(holdings=shared)
+    second.server = Server(holdings=shared)
+    big = MAX_PENDING_BYTES // 2 + 1
+    first.start(ask("a", questions=[{"id": "q", "question": "x" * big}]))
+    refused = second.server.wait(
+        second.started(ask("b", questions=[{"id": "q", "question": "x" * big}]))
+    )
+    assert refused is not None and f"{MAX_PENDING_BYTES}-byte limit" in refused.message
+    second.send({"type": "register", "agent": {"id": "x"}})
+    assert shared.agents == 1
+    second.server.close()  # its session is over: its agents no longer count
+    assert shared.agents == 0

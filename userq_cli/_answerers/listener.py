@@ -39,6 +39,11 @@ if TYPE_CHECKING:
     from ._peer_stream import PeerStream
 
 
+#: How long what a probe found stands for ``interactive``: hellos in a burst
+#: (thousands a second from one client) cost the listener one connection.
+_PROBE_EVERY = 1.0
+
+
 class ListenerAnswerer(Forwarding):
     name = "listener"
 
@@ -65,6 +70,7 @@ class ListenerAnswerer(Forwarding):
         super().__init__()
         self._path = path
         self._grace = grace
+        self._probed, self._probed_at = False, -_PROBE_EVERY
 
     @classmethod
     def from_config(cls, config: ChainConfig) -> ListenerAnswerer:
@@ -86,11 +92,19 @@ class ListenerAnswerer(Forwarding):
         peer = self._live_peer
         if peer is not None and peer.link.hello is not None:
             return peer.link.hello.interactive
-        try:
-            self._connected().close()  # the listener takes it for a client gone, silently
-        except NotReached:
-            return False
-        return True
+        import time
+
+        now = time.monotonic()
+        if now - self._probed_at >= _PROBE_EVERY:
+            # A connect, closed at once (the listener takes it for a client
+            # gone, silently); a burst of hellos shares one.
+            try:
+                self._connected().close()
+                self._probed = True
+            except NotReached:
+                self._probed = False
+            self._probed_at = now
+        return self._probed
 
     def _connected(self) -> socket.socket:
         """A connection to the listener, if one of this user's accepts

@@ -86,16 +86,28 @@ Event = StartAsk | AbortAsk | KeepAsk | HelloAsked
 Outcome = AskUserQuestionAnswer | UserQuestionError
 
 
+class Holdings(msgspec.Struct):
+    """What a session's pending asks and agents hold, which the limits of
+    `limits` bound. Shared by several sessions (`userq listen`'s), it bounds
+    them together: what one session may hold, they hold between them."""
+
+    asks: int = 0
+    bytes: int = 0  # of the pending asks' lines
+    agents: int = 0
+
+
 class Server:
-    def __init__(self, *, keep_lines: bool = False) -> None:
+    def __init__(self, *, keep_lines: bool = False, holdings: Holdings | None = None) -> None:
         """``keep_lines``: each started ask's ticket keeps the line it came on
         (`Ticket.data`), for a chain that sends questions on as they were
-        written (a relay); otherwise a waiting ask holds its parsed form only."""
+        written (a relay); otherwise a waiting ask holds its parsed form only.
+        ``holdings``: what this session holds counts there, with what other
+        sessions hold (default: its own)."""
         self._keep_lines = keep_lines
         self._agents: dict[str, AgentRegistration] = {}
         self._pending: dict[int, Ticket] = {}
         self._pending_ids: dict[str, Ticket] = {}
-        self._pending_bytes = 0  # the sum of the pending tickets' sizes
+        self._held = holdings if holdings is not None else Holdings()
         self._seq = 0
         # Responses without an id go out in arrival order: a client that sends
         # id-less asks can only match answers to asks by position.
@@ -149,7 +161,8 @@ class Server:
         if isinstance(request, RegisterRequest):
             return self._register(request.agent)
         elif isinstance(request, UnregisterRequest):
-            self._agents.pop(request.agent.id, None)
+            if self._agents.pop(request.agent.id, None) is not None:
+                self._held.agents -= 1
             mine = [t for t in self._pending.values() if _agent_of(t) == request.agent.id]
             return self._abort(mine, f"agent {quote(request.agent.id)} was unregistered")
         elif isinstance(request, HelloRequest):
@@ -183,13 +196,12 @@ class Server:
         finished it is pending (its id in use; a cancel, an unregister or
         `abort_all` ends it). An error when the session holds as much as it
         may already: finish the ask with it."""
-        size = ticket.size
-        if self._pending and (
-            len(self._pending) >= MAX_PENDING_ASKS or self._pending_bytes + size > MAX_PENDING_BYTES
-        ):
+        size, held = ticket.size, self._held
+        if held.asks and (held.asks >= MAX_PENDING_ASKS or held.bytes + size > MAX_PENDING_BYTES):
             return self._over_pending_limit(size)
         self._pending[ticket.seq] = ticket
-        self._pending_bytes += size
+        held.asks += 1
+        held.bytes += size
         if ticket.request.id is not None:
             self._pending_ids[ticket.request.id] = ticket
         return None
@@ -198,11 +210,11 @@ class Server:
         """Checked last, just before an ask is started. Never when none is
         pending: one ask is bounded by the line limit (the one of ``userq
         review`` by its plan file's), the limits bound many."""
-        if len(self._pending) >= MAX_PENDING_ASKS:
+        if self._held.asks >= MAX_PENDING_ASKS:
             held = f"{MAX_PENDING_ASKS} asks are pending, the most one session holds"
         else:
             held = (
-                f"the pending asks hold {self._pending_bytes} bytes, and this one's"
+                f"the pending asks hold {self._held.bytes} bytes, and this one's"
                 f" {size} would pass the {MAX_PENDING_BYTES}-byte limit of one session"
             )
         return BadLine(f"$: {held}; send it again once an ask has its response")
@@ -222,11 +234,13 @@ class Server:
     def _register(self, agent: AgentRegistration) -> list[Event]:
         """Record ``agent``; the asks of an incarnation it replaces end."""
         earlier = self._agents.get(agent.id)
-        if earlier is None and len(self._agents) >= MAX_AGENTS:
+        if earlier is None and self._held.agents >= MAX_AGENTS:
             raise BadLine(
                 f"$.agent.id: {MAX_AGENTS} agents are registered, the most one session"
                 " holds; unregister one first"
             )
+        if earlier is None:
+            self._held.agents += 1
         self._agents[agent.id] = agent
         if earlier is None or earlier == agent:
             return []  # new, or the same again: no earlier asks to end
@@ -269,6 +283,17 @@ class Server:
 
     # --- asks ending ------------------------------------------------------
 
+    @property
+    def waiting(self) -> int:
+        """How many asks are pending: started, waiting, not finished."""
+        return len(self._pending)
+
+    def close(self) -> None:
+        """The session is over: its agents no longer count in shared holdings.
+        (Its asks have all been finished: a session ends once they have.)"""
+        self._held.agents -= len(self._agents)
+        self._agents.clear()
+
     def abort_all(self, reason: str) -> list[Event]:
         return self._abort(list(self._pending.values()), reason)
 
@@ -292,7 +317,8 @@ class Server:
         ticket.finished = True
         ask_id = ticket.request.id
         if self._pending.pop(ticket.seq, None) is not None:
-            self._pending_bytes -= ticket.size
+            self._held.asks -= 1
+            self._held.bytes -= ticket.size
             if ask_id is not None:
                 del self._pending_ids[ask_id]
         if isinstance(outcome, UserQuestionError):

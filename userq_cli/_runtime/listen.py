@@ -47,12 +47,14 @@ from .._support.diagnostics import reason, say
 from .._support.socket_path import (
     SOCKET_VARIABLE,
     SocketPathError,
+    peer_pid,
     peer_uid,
     private_directory,
     socket_path,
 )
 from .._version import __version__
 from .exit_status import STOP_SIGNALS, ExitStatus, stopped_by
+from .listen_sessions import Sessions, Slot
 from .notify_command import Notifier
 from .run_options import RunOptions
 from .serve_loop import ServeLoop
@@ -62,9 +64,6 @@ from .stdio import WRITE_BACKLOG
 if TYPE_CHECKING:
     from .web.server import PageServer
 
-# Sessions at once: each may queue questions for the one human, and holds a
-# descriptor; far more than people use, few enough to stay clear of EMFILE.
-MAX_SESSIONS = 64
 # How long a stopping listener waits for a session's last bytes to go out
 # before it drops a client that does not read them.
 _CLOSE_GRACE = 1.0
@@ -222,7 +221,8 @@ class Listener:
         self._environ = environ or {}
         self._max_line_bytes = max_line_bytes
         self._default_timeout = default_timeout
-        self._sessions: dict[ServeLoop, asyncio.Task[None]] = {}
+        self._sessions = Sessions()
+        self._tasks: set[asyncio.Task[None]] = set()
         self._status = 0
         self._stopped = asyncio.Event()
         self._server: asyncio.Server | None = None
@@ -259,7 +259,7 @@ class Listener:
         with contextlib.suppress(OSError):
             if path.stat().st_ino == ours:  # not a later listener's
                 path.unlink()
-        await asyncio.gather(*self._sessions.values())
+        await asyncio.gather(*self._tasks)
         if self._page is not None:
             await self._page.stop()
         if notifier is not None:
@@ -268,37 +268,48 @@ class Listener:
         return self._status
 
     async def _session(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        refusal = self._refusal(writer)
+        connection = writer.get_extra_info("socket")
+        refusal = self._refusal(connection)
         if refusal is not None:
-            say(f"refused a connection: {refusal}")
+            self._sessions.say_refused(refusal)
             writer.transport.abort()
             return
-        session = ServeLoop(
-            Session(self._chain, version=__version__, default_timeout=self._default_timeout),
-            framer=LineFramer(self._max_line_bytes),
-            source=_chunks(reader, writer),
-            sink=_sink(writer),
+        session = Session(
+            self._chain,
+            version=__version__,
+            default_timeout=self._default_timeout,
+            holdings=self._sessions.holdings,
+        )
+        slot = Slot(
+            ServeLoop(
+                session,
+                framer=LineFramer(self._max_line_bytes),
+                source=_chunks(reader, writer, heard=lambda: slot.hear()),
+                sink=_sink(writer),
+            ),
+            session,
+            peer_pid(connection),
         )
         task = asyncio.current_task()
         assert task is not None
-        self._sessions[session] = task
-        hangup = _when_hung_up(writer, partial(session.stop, 0, "the client went away"))
+        self._tasks.add(task)
+        self._sessions.admit(slot)
+        hangup = _when_hung_up(writer, partial(slot.loop.stop, 0, "the client went away"))
         try:
-            await session.serve()
+            await slot.loop.serve()
         finally:
             hangup()
-            del self._sessions[session]
+            self._sessions.leave(slot)
+            self._tasks.discard(task)
             await _close(writer)
 
-    def _refusal(self, writer: asyncio.StreamWriter) -> str | None:
+    def _refusal(self, connection: socket.socket) -> str | None:
         if self._stopped.is_set():
             return "userq listen is stopping"
-        if len(self._sessions) >= MAX_SESSIONS:
-            return f"{MAX_SESSIONS} sessions are open already"
-        uid = peer_uid(writer.get_extra_info("socket"))
+        uid = peer_uid(connection)
         if uid != os.getuid():
             return f"it comes from user {uid}; only user {os.getuid()} may ask here"
-        return None
+        return self._sessions.refusal(peer_pid(connection))
 
     def _stop(self, status: int, why: str) -> None:
         if not self._status:
@@ -307,16 +318,17 @@ class Listener:
             self._server.close()  # no session starts after this
         if self._board is not None:
             self._board.close("ended: userq listen stopped")
-        for session in list(self._sessions):
-            session.stop(status, why)
+        for slot in list(self._sessions.slots):
+            slot.loop.stop(status, why)
         self._stopped.set()
 
 
 async def _chunks(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, heard: Callable[[], None]
 ) -> AsyncIterator[bytes]:
     with contextlib.suppress(ConnectionError):
         while data := await reader.read(READ_CHUNK):
+            heard()
             yield data
             if writer.transport.get_write_buffer_size() > WRITE_BACKLOG:
                 await writer.drain()  # read on once the client has read

@@ -22,6 +22,7 @@ from .._protocol.messages import AskUserQuestionRequest
 from .._protocol.server_endpoint import (
     AbortAsk,
     HelloAsked,
+    Holdings,
     KeepAsk,
     Outcome,
     Server,
@@ -60,9 +61,18 @@ class Handover(msgspec.Struct):
 
 
 class Session:
-    def __init__(self, chain: Chain, *, version: str, default_timeout: float | None) -> None:
+    def __init__(
+        self,
+        chain: Chain,
+        *,
+        version: str,
+        default_timeout: float | None,
+        holdings: Holdings | None = None,
+    ) -> None:
+        """``holdings``: shared with other sessions, the limits bound them
+        together (`Server`)."""
         self.chain = chain
-        self.server = Server(keep_lines=chain.forwards_questions)
+        self.server = Server(keep_lines=chain.forwards_questions, holdings=holdings)
         self._version = version
         self._default_timeout = default_timeout
 

@@ -72,14 +72,24 @@ def private_directory(path: Path) -> None:
         raise SocketPathError(f"{directory} may be written by others (chmod go-w it)")
 
 
+def peer_pid(connection: socket.socket) -> int:
+    """The process at the other end of a Unix socket (SO_PEERCRED)."""
+    return _credentials(connection)[0]
+
+
 def peer_uid(connection: socket.socket) -> int:
     """The user at the other end of a Unix socket, as the kernel says
     (SO_PEERCRED). This, not the socket file's place or mode, is what keeps
     another user from posing as the listener, or from asking the human: both
     ends check that the other is their own user."""
+    return _credentials(connection)[1]
+
+
+def _credentials(connection: socket.socket) -> tuple[int, int, int]:
+    """pid, uid and gid of the other end of a Unix socket."""
     import socket
     import struct
 
     creds = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-    uid: int = struct.unpack("3i", creds)[1]  # pid, uid, gid
-    return uid
+    pid, uid, gid = struct.unpack("3i", creds)
+    return pid, uid, gid
