@@ -53,7 +53,6 @@ from .._protocol.answer_values import AnswerValue, ExplicitAnswer
 from .._protocol.errors import UserQuestionError, quote
 from .._protocol.messages import AskUserQuestionItem, AskUserQuestionRequest
 from .._protocol.visible import clean
-from .._support.waiting import waiting
 from .chain import Answerer, Ask
 from .reasons import Reasons
 from .settings import ChainConfig, StartupError
@@ -148,6 +147,8 @@ class ElicitAnswerer(Answerer):
     async def answer(
         self, ask: Ask, open_questions: Sequence[AskUserQuestionItem]
     ) -> Mapping[str, AnswerValue]:
+        from .._support.waiting import waiting  # and asyncio: only once a form is due
+
         revision = self._asker.revision(ask.request)
         answers: dict[str, AnswerValue] = {}
         left = list(open_questions)
