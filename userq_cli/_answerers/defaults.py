@@ -79,10 +79,12 @@ class DefaultsAnswerer(NeverWaits):
     options = (
         Option(
             "--defaults",
-            "Answer by policy what no earlier answerer did: the '(Recommended)' option,"
-            " else the first; never an approval. Adds defaults to the chain.",
+            "Answer by policy what the answerers before it did not: the '(Recommended)'"
+            " option, else the first; never an approval. Adds defaults to the chain,"
+            " before tty: at a terminal, the policy answers instead of the prompt.",
             details="It goes after every answerer named but `relay`, `listener`, `elicit` and"
-            " `tty`, so that no answerer named before it is overruled. See POLICY DEFAULTS.",
+            " `tty`, so that no answerer named before it is overruled, and a human is asked"
+            " only what the policy may not answer. See POLICY DEFAULTS.",
             adds=True,
         ),
     )

@@ -72,7 +72,7 @@ def run_mcp_command(
         # Typed at a shell, it would wait in silence for JSON-RPC.
         print(
             "userq: userq mcp serves the Model Context Protocol on stdin and stdout, for an"
-            " MCP client to start (see docs/agents.md); Ctrl-C to stop",
+            " MCP client to start (see man userq); Ctrl-C to stop",
             file=sys.stderr,
         )
     return run_mcp(options, keepalive, keep_late, environ)
