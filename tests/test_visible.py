@@ -6,7 +6,7 @@ import sys
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from userq_cli._protocol.messages import AskUserQuestionOption
@@ -16,6 +16,7 @@ from userq_cli._protocol.visible import (
     UNSAFE,
     _key_of_any_text,
     clean,
+    distinct_on_screen,
     keys_of,
     looks_like_key,
     skeleton,
@@ -61,6 +62,20 @@ def test_the_keys_of_plain_labels_are_their_keys(labels: list[str]) -> None:
     # the full rule must agree wherever it does.
     options = [AskUserQuestionOption(label=label) for label in labels if label]
     assert keys_of(options) == {looks_like_key(o.label) for o in options}
+
+
+_LOOKALIKE_ASCII = st.text(alphabet="`'\"|1Il0O%/mrnab ", max_size=5)
+
+
+@example(["m", "rn"])
+@example(["I1", "ll"])
+@example(['"', "''"])
+@given(st.lists(_LOOKALIKE_ASCII | st.text(max_size=3), min_size=1, max_size=5))
+def test_distinct_on_screen_is_distinct_keys(labels: list[str]) -> None:
+    # Its shortcut (labels that still differ without the characters the
+    # skeleton's ASCII rows touch) must say what the keys say.
+    options = [AskUserQuestionOption(label=label) for label in labels if label]
+    assert distinct_on_screen(options) == (len(keys_of(options)) == len(options))
 
 
 def _key_as_defined(label: str) -> str:

@@ -24,7 +24,7 @@ from .messages import (
     AskUserQuestionRequest,
     Request,
 )
-from .visible import keys_of, looks_like_key
+from .visible import distinct_on_screen, looks_like_key
 
 _decoder = msgspec.json.Decoder()
 # Each request type's struct, by its tag. Converting to the one struct the
@@ -518,7 +518,7 @@ def check_unique(request: AskUserQuestionRequest) -> None:
     questions = request.questions
     for question in questions:
         options = question.options
-        if options and len(keys_of(options)) != len(options):
+        if options and not distinct_on_screen(options):
             break
     else:
         if len(questions) == 1 or len({q.id for q in questions}) == len(questions):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
 
     from .messages import AskUserQuestionOption
 
@@ -185,6 +185,29 @@ def keys_of(options: Iterable[AskUserQuestionOption]) -> set[str]:
         else:
             keys.add(_key_of_any_text(label))
     return keys
+
+
+#: Every character of ASCII_SKELETON's rows, what it maps and what to, that
+#: an ASCII label can hold; taken out of two labels whose skeletons are
+#: equal, it leaves them equal (the skeleton changes no other character).
+_SKELETON_ROWS = "".join(a + b for a, b in ASCII_SKELETON).encode("ascii", "ignore")
+
+
+def distinct_on_screen(options: Sequence[AskUserQuestionOption]) -> bool:
+    """Whether no two of these options look the same (`keys_of`). Every
+    ask's labels are checked with it: when they are ASCII without a run of
+    spaces and still differ once the characters the skeleton's ASCII rows
+    touch are taken out, they differ on screen too, and no key is needed."""
+    rough = set()
+    for option in options:
+        label = option.label
+        if not label.isascii() or "  " in label:
+            break
+        rough.add(label.strip(" ").encode().translate(None, _SKELETON_ROWS))  # bytes: in C
+    else:
+        if len(rough) == len(options):
+            return True
+    return len(keys_of(options)) == len(options)
 
 
 def _key_of_any_text(label: str) -> str:
