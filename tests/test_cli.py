@@ -186,3 +186,41 @@ def test_mcp_without_the_extra_says_how_to_install_it() -> None:
     assert result.stdout == ""
     assert "pip install 'userq[mcp]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["confirm", "Go?", "--bogus"],
+        ["confirm", "-h"],
+        ["--answers", "a.toml", "--plain", "ask"],
+        ["--relay", "confirm", "review"],
+        ["--timeout=1e3", "ask", "Q"],
+        ["serve", "--max-line-bytes", "0"],
+        ["--timeout", "0"],
+        ["--max-line-bytes", "x"],
+    ],
+)
+def test_building_only_the_named_command_changes_nothing_typer_prints(args: list[str]) -> None:
+    """The entry point builds only the command a line names (a few ms of
+    every start); typer must print what it prints with every command."""
+    import typer.testing
+
+    from userq_cli._cli.app import app, app_for
+    from userq_cli._cli.options import named_command
+
+    def run(application: typer.Typer) -> tuple[int, str, str]:
+        result = typer.testing.CliRunner().invoke(application, args, prog_name="userq")
+        return result.exit_code, result.stdout, result.stderr
+
+    narrowed = app_for(named_command(args))
+    assert narrowed is not app  # it names one
+    assert run(narrowed) == run(app)
+
+
+def test_a_line_that_names_no_command_gets_every_command() -> None:
+    from userq_cli._cli.options import named_command
+
+    assert named_command(["--help", "confirm"]) is None  # the group's help lists them all
+    assert named_command(["--relay", "confirm", "review", "p.md"]) == "review"
+    assert named_command(["--answers", "a.toml"]) == ""  # serve: the group alone

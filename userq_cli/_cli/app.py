@@ -8,6 +8,7 @@ command name (``userq --answers f.toml < requests``).
 # reads the commands' signatures at every start, and would evaluate each
 # annotation written as a string (a millisecond in all).
 
+import copy
 import os
 import sys
 from pathlib import Path
@@ -305,3 +306,23 @@ def schema() -> None:
 
 for _command in COMMANDS:
     app.command(cls=OrderedOptionsCommand)(_command)
+
+
+def app_for(name: str | None) -> typer.Typer:
+    """The application with the command ``name`` alone, when it is one (with
+    none for "": the group serves), else all of it. typer builds every
+    command before it reads a command line; one that names its command
+    (`options.named_command`) needs only that one, and its usage, help and
+    errors name no other (a few ms of every start)."""
+    named = [info for info in app.registered_commands if _name(info) == name]
+    if not named and name != "":
+        return app
+    narrowed = copy.copy(app)
+    narrowed.registered_commands = named
+    return narrowed
+
+
+def _name(info: typer.models.CommandInfo) -> str | None:
+    if info.name or info.callback is None:
+        return info.name
+    return typer.main.get_command_name(info.callback.__name__)

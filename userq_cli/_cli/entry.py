@@ -19,9 +19,12 @@ def main(answerers: Mapping[str, Where] = ANSWERERS) -> None:
     try:
         _check_standard_streams()
         with gc_paused():  # typer's import
-            from .app import app
+            from .app import app_for
+            from .options import named_command
 
-        app(obj=RunOptions(registry=answerers))  # the options are read over it: `given`
+        # Completion needs every command; any other line only the one it names.
+        name = None if "_USERQ_COMPLETE" in os.environ else named_command(sys.argv[1:])
+        app_for(name)(obj=RunOptions(registry=answerers))  # the options are read over it: `given`
     except SystemExit:
         raise
     except KeyboardInterrupt:

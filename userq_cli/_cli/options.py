@@ -25,10 +25,30 @@ from .._runtime.run_options import RUN_OPTIONS, RunOptions
 _TYPES: dict[str, type[Any]] = {"str": str, "path": Path, "float": float, "int": int}
 
 
-def every_option() -> list[Option]:
+@functools.cache
+def every_option() -> tuple[Option, ...]:
     """The options of a command that runs the chain, in the order --help
     lists them: the run's own, then each built-in answerer's."""
-    return [*RUN_OPTIONS, *(option for _, option in options_of(ANSWERERS))]
+    return (*RUN_OPTIONS, *(option for _, option in options_of(ANSWERERS)))
+
+
+def named_command(args: Sequence[str]) -> str | None:
+    """The command ``args`` name after nothing but the chain's options (each
+    with its value); "" when they name none (serve, the group's own), or
+    None: then typer needs every command (to list them in --help, or to
+    suggest one for a typo)."""
+    takes_value = {option.name for option in every_option() if not option.is_flag}
+    tokens = iter(args)
+    for token in tokens:
+        name, equals, _ = token.partition("=")
+        if name in takes_value:
+            if not equals:
+                next(tokens, None)  # its value
+        elif not token.startswith("-"):
+            return token
+        elif token not in {option.name for option in every_option()}:
+            return None  # --help, --version, a mistake: typer's to say
+    return ""
 
 
 def option_named(name: str) -> Option:
