@@ -8,15 +8,12 @@ import json
 import msgspec
 
 from userq_cli._protocol.messages import (
-    AskUserQuestionAnswer,
-    AskUserQuestionAnswerItem,
     AskUserQuestionItem,
     AskUserQuestionOption,
     AskUserQuestionRequest,
     HelloRequest,
     Request,
     encode_line,
-    encode_line_into,
 )
 
 
@@ -40,15 +37,6 @@ def test_a_message_is_one_compact_line_in_camel_case_without_unset_fields() -> N
 def test_requests_are_a_union_tagged_by_type() -> None:
     decoded = msgspec.json.decode(b'{"type":"hello"}', type=Request)
     assert isinstance(decoded, HelloRequest)
-
-
-def test_encode_line_into_appends_the_same_line() -> None:
-    answer = AskUserQuestionAnswer(
-        id="r1", answers=[AskUserQuestionAnswerItem(id="q", selected=["A"])], sources={"q": "env"}
-    )
-    buffer = bytearray(b"before\n")
-    encode_line_into(answer, buffer)
-    assert bytes(buffer) == b"before\n" + encode_line(answer)
 
 
 def test_labels_are_the_options_labels_in_order() -> None:

@@ -286,19 +286,11 @@ Response = AskUserQuestionAnswer | ErrorResponse | HelloResponse
 
 _encoder = msgspec.json.Encoder()
 #: The encoder's own ``encode_into(message, buffer, offset)``, for the one
-#: place that calls it for every answer (`Server`): `encode_line_into` is
-#: this and a LF, and a Python call more.
+#: place that calls it for every answer (`Server`): no bytes object between
+#: the message and the output buffer.
 encode_into = _encoder.encode_into
 
 
 def encode_line(message: Message) -> bytes:
     """One protocol line: compact JSON and a LF."""
     return _encoder.encode(message) + b"\n"
-
-
-def encode_line_into(message: Message, buffer: bytearray) -> None:
-    """`encode_line`, appended to ``buffer`` without a bytes object in
-    between: the serve loop's output buffer takes every answer, and this
-    halves what encoding one costs."""
-    _encoder.encode_into(message, buffer, -1)  # -1: at the end
-    buffer.append(0x0A)  # LF
